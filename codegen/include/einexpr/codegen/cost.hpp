@@ -1,0 +1,153 @@
+#pragma once
+// Cost of a plan, computed without running it (conventions in DESIGN.md):
+//   FLOPs   2 per multiply-add (numpy.einsum_path, opt_einsum, torch's flop counter);
+//           flops_exact counts k multiplies and k-1 adds per output element: m·n·(2k-1).
+//           Reductions: one op per input element folded in (n_in - n_out), + n_out for mean.
+//           Views, copies, rearrange, repeat: 0.
+//   Bytes   ideal: each input read once + the output written once, at the dtype's size;
+//           planned: what the steps move (a view 0; a copy reads and writes; temporaries).
+//   Intensity = flops / ideal bytes. Roofline: time >= max(flops / peak, bytes / bandwidth).
+// Each count is also a Formula in the axis names (2·b·s1·s2·h), so scaling reads off it.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "einexpr/codegen/count.hpp"
+#include "einexpr/codegen/plan.hpp"
+#include "einexpr/runtime/dtype.hpp"
+
+namespace einexpr {
+
+/// A polynomial in axis names with exact coefficients: 2·b·s1·s2·h, 2·(b·s1·h + b·s2·h).
+struct Formula {
+  struct Term {
+    Count coefficient;
+    std::vector<std::string> factors;  // sorted; repeated for powers
+    friend bool operator==(const Term&, const Term&) = default;
+  };
+  std::vector<Term> terms;             // like terms combined
+
+  static Formula constant(Count c);
+  static Formula product(Count coefficient, std::vector<std::string> factors);
+  Formula operator+(const Formula& other) const;
+  Formula operator*(Count c) const;
+  /// Substitutes lengths (factors that are numbers stand for themselves).
+  Count evaluate(const std::map<std::string, std::int64_t, std::less<>>& lengths) const;
+  /// "2·b·s1·s2·h"; a common coefficient is factored out: "2·(b·s1·h + b·s2·h + b·s1·s2)".
+  std::string str() const;
+  friend bool operator==(const Formula&, const Formula&) = default;
+};
+
+struct StepCost {
+  std::string kind;        // "view", "copy", "contract", "reduce", "map"
+  std::string label;       // the step as to_string(step) prints it
+  bool is_view = false;
+  Count flops, flops_exact;
+  Count bytes_read, bytes_written;   // what this step moves
+  Count bytes_allocated;             // the temporary it makes (0 for views)
+  Formula flops_formula, bytes_formula;
+};
+
+struct Cost {
+  std::string op, pattern;
+  DType dtype = DType::f32;
+  Count flops;             // 2 per multiply-add
+  Count flops_exact;       // multiplies + adds exactly (m·n·(2k-1) for a matmul)
+  Count naive_flops;       // einsum: one loop nest over all axes (2·product of all lengths
+                           // for 2+ operands); equals flops for single contractions
+  Count bytes_read;        // ideal: each input once
+  Count bytes_written;     // ideal: the output once
+  Count bytes_planned;     // sum over steps of bytes moved
+  Count peak_extra_bytes;  // most temporary memory alive at once
+  Formula flops_formula, bytes_formula;  // bytes_formula: ideal bytes
+  std::vector<StepCost> steps;
+
+  Count ideal_bytes() const { return bytes_read + bytes_written; }
+  /// flops / ideal bytes (0 when no bytes move).
+  double intensity() const noexcept;
+  /// The exact-count intensity (the seeds' figures use it): flops_exact / ideal bytes.
+  double intensity_exact() const noexcept;
+  /// An aligned, human-readable summary with SI units.
+  std::string str() const;
+};
+
+/// Costs every step of `plan` and sums them.
+Cost cost(const Plan& plan);
+
+/// The gradient expressions of an op and what they cost: einsum, one contraction per
+/// input; rearrange, the inverse rearrange; reduce sum/mean, a repeat; max/min, a masked
+/// scatter; elementwise maps, a map per input.
+struct GradientCost {
+  std::string input;       // "operand 0", ...
+  std::string expression;  // "einsum(dC, B, 'b k, d k -> b d')"
+  Cost cost;
+};
+struct BackwardCost {
+  std::vector<GradientCost> gradients;
+  Count flops;             // sum over gradients
+  Count bytes;             // ideal bytes, summed
+};
+BackwardCost backward_cost(const Plan& forward);
+
+// ---- devices and the roofline ----
+
+/// A device's promised dense peaks (FLOP/s by dtype key: "f64", "f32", "tf32", "bf16",
+/// "f16", "fp8", "i8"...) and memory bandwidth (B/s), with where the numbers come from.
+struct DeviceSpec {
+  std::string name;                    // "h100", "h200", "a100", "t4", "b200", "cpu", ...
+  std::string description;             // "NVIDIA H100 SXM5 80 GB"
+  std::map<std::string, double> peak_flops;
+  double bandwidth = 0;                // bytes / s
+  std::string source;                  // datasheet / measurement it comes from
+
+  /// Peak for `dtype` (f8 types use "fp8"); throws Error naming the device and dtype
+  /// when the table has no entry.
+  double peak_for(DType dtype) const;
+  /// peak / bandwidth: the intensity above which an expression is compute-bound.
+  double accelerator_intensity(DType dtype) const;
+};
+
+/// The built-in table, plus devices from the JSON file named by $EINEXPR_DEVICES, if set.
+const std::vector<DeviceSpec>& device_specs();
+/// Adds (or replaces by name) the devices in a JSON file; throws Error on a bad file.
+void load_device_file(const std::string& path);
+/// Case-insensitive lookup; throws Error listing the known names.
+const DeviceSpec& find_device(std::string_view name);
+
+struct Roofline {
+  std::string device;
+  DType dtype = DType::f32;
+  double peak_flops = 0;               // FLOP/s
+  double bandwidth = 0;                // B/s
+  double accelerator_intensity = 0;    // peak / bandwidth
+  double intensity = 0;                // the expression's flops / ideal bytes
+  double compute_time_s = 0;           // flops / peak
+  double memory_time_s = 0;            // ideal bytes / bandwidth
+  double time_s = 0;                   // max of the two: the lower bound
+  bool compute_bound = false;
+  double best_mfu = 0;                 // flops / (time_s · peak)
+  std::string bound() const { return compute_bound ? "compute" : "memory"; }
+};
+Roofline roofline(const Cost& cost, const DeviceSpec& device);
+
+/// Achieved FLOP/s over the device's promised FLOP/s for `dtype`.
+double mfu(Count flops, double seconds, const DeviceSpec& device, DType dtype);
+
+/// A labelled point on a roofline plot.
+struct RooflinePoint {
+  std::string label;
+  double intensity = 0;     // FLOP / byte
+  double flops_per_s = 0;   // achieved (measured) or bound (from the roofline)
+  bool measured = false;
+};
+/// An SVG log-log roofline plot: the device's roofs (bandwidth slope, peak for `dtype`)
+/// and each point, labelled. Written via a temporary file and rename.
+void write_roofline_svg(const std::string& path, const DeviceSpec& device, DType dtype,
+                        const std::vector<RooflinePoint>& points);
+std::string roofline_svg(const DeviceSpec& device, DType dtype,
+                         const std::vector<RooflinePoint>& points);
+
+}  // namespace einexpr

@@ -1,0 +1,245 @@
+#include "einexpr/codegen/plan.hpp"
+
+#include <sstream>
+
+#include "einexpr/runtime/error.hpp"
+
+namespace einexpr {
+
+namespace {
+
+template <class E, std::size_t N>
+E parse_enum(std::string_view text, const char* (*namer)(E) noexcept, const E (&all)[N], const char* what) {
+  for (E e : all)
+    if (text == namer(e)) return e;
+  std::string list;
+  for (std::size_t i = 0; i < N; ++i) list += (i ? ", " : "") + std::string(namer(all[i]));
+  throw Error("unknown " + std::string(what) + " '" + std::string(text) + "' (expected one of " + list + ")");
+}
+
+constexpr Reduction all_reductions[] = {Reduction::sum, Reduction::mean, Reduction::max, Reduction::min,
+                                        Reduction::prod, Reduction::any, Reduction::all};
+constexpr UnaryOp all_unary[] = {UnaryOp::relu,  UnaryOp::gelu,  UnaryOp::exp,     UnaryOp::log,
+                                 UnaryOp::square, UnaryOp::sqrt, UnaryOp::rsqrt,   UnaryOp::neg,
+                                 UnaryOp::abs,   UnaryOp::sigmoid, UnaryOp::tanh,  UnaryOp::silu,
+                                 UnaryOp::reciprocal};
+constexpr BinaryOp all_binary[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::mul,
+                                   BinaryOp::div, BinaryOp::maximum, BinaryOp::minimum};
+
+}  // namespace
+
+const char* name(Reduction r) noexcept {
+  switch (r) {
+    case Reduction::sum: return "sum";
+    case Reduction::mean: return "mean";
+    case Reduction::max: return "max";
+    case Reduction::min: return "min";
+    case Reduction::prod: return "prod";
+    case Reduction::any: return "any";
+    case Reduction::all: return "all";
+  }
+  return "?";
+}
+
+const char* name(UnaryOp op) noexcept {
+  switch (op) {
+    case UnaryOp::relu: return "relu";
+    case UnaryOp::gelu: return "gelu";
+    case UnaryOp::exp: return "exp";
+    case UnaryOp::log: return "log";
+    case UnaryOp::square: return "square";
+    case UnaryOp::sqrt: return "sqrt";
+    case UnaryOp::rsqrt: return "rsqrt";
+    case UnaryOp::neg: return "neg";
+    case UnaryOp::abs: return "abs";
+    case UnaryOp::sigmoid: return "sigmoid";
+    case UnaryOp::tanh: return "tanh";
+    case UnaryOp::silu: return "silu";
+    case UnaryOp::reciprocal: return "reciprocal";
+  }
+  return "?";
+}
+
+const char* name(BinaryOp op) noexcept {
+  switch (op) {
+    case BinaryOp::add: return "add";
+    case BinaryOp::sub: return "sub";
+    case BinaryOp::mul: return "mul";
+    case BinaryOp::div: return "div";
+    case BinaryOp::maximum: return "maximum";
+    case BinaryOp::minimum: return "minimum";
+  }
+  return "?";
+}
+
+Reduction parse_reduction(std::string_view text) { return parse_enum(text, name, all_reductions, "reduction"); }
+UnaryOp parse_unary_op(std::string_view text) { return parse_enum(text, name, all_unary, "function"); }
+BinaryOp parse_binary_op(std::string_view text) { return parse_enum(text, name, all_binary, "function"); }
+
+std::string to_string(const AxisName& axis) {
+  if (axis.empty()) return "()";
+  if (axis.size() == 1) return axis[0];
+  std::string s = "(";
+  for (std::size_t i = 0; i < axis.size(); ++i) s += (i ? " " : "") + axis[i];
+  return s + ")";
+}
+
+namespace {
+
+std::string value_text(const Plan& plan, int v) {
+  const Value& val = plan.values.at(static_cast<std::size_t>(v));
+  std::ostringstream os;
+  os << '[';
+  for (std::size_t d = 0; d < val.layout.shape.size(); ++d) {
+    if (d) os << ", ";
+    os << (d < val.axes.size() ? to_string(val.axes[d]) : "?") << '=' << val.layout.shape[d];
+  }
+  os << "] strides " << shape_str(val.layout.strides);
+  if (val.layout.offset != 0) os << " offset " << val.layout.offset;
+  return os.str();
+}
+
+const char* kind_name(ContractStep::Kind k) {
+  switch (k) {
+    case ContractStep::Kind::gemm: return "gemm";
+    case ContractStep::Kind::batched_gemm: return "batched_gemm";
+    case ContractStep::Kind::generic: return "generic";
+  }
+  return "?";
+}
+
+std::string buffer_text(const Plan& plan, int v) {
+  const Value& val = plan.values.at(static_cast<std::size_t>(v));
+  const PlanBuffer& b = plan.buffers.at(static_cast<std::size_t>(val.buffer));
+  if (b.input >= 0) return "  (view of input " + std::to_string(b.input) + ")";
+  return "  (new buffer #" + std::to_string(val.buffer) + ", " + std::to_string(b.elements) + " elements)";
+}
+
+}  // namespace
+
+std::string to_string(const Step& step, const Plan& plan) {
+  auto ref = [](int v) { return "%" + std::to_string(v); };
+  return std::visit(
+      [&](const auto& s) -> std::string {
+        using S = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<S, ViewStep>) {
+          return ref(s.dst) + " = view " + ref(s.src) + " : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, CopyStep>) {
+          return ref(s.dst) + " = copy " + ref(s.src) + " : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, ContractStep>) {
+          return ref(s.dst) + " = contract." + kind_name(s.kind) + " " + ref(s.a) + ", " + ref(s.b) +
+                 " (batch dims " + std::to_string(s.batch_dims) + ") : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, ReduceStep>) {
+          std::string axes;
+          const Value& src = plan.values.at(static_cast<std::size_t>(s.src));
+          for (int a : s.axes)
+            axes += (axes.empty() ? "" : " ") +
+                    (static_cast<std::size_t>(a) < src.axes.size() ? to_string(src.axes[static_cast<std::size_t>(a)])
+                                                                     : std::to_string(a));
+          return ref(s.dst) + " = reduce." + name(s.op) + " " + ref(s.src) + " over [" + axes + "] : " +
+                 value_text(plan, s.dst);
+        } else {
+          std::string srcs;
+          for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
+          const char* fn = std::visit([](auto op) { return name(op); }, s.op);
+          return ref(s.dst) + " = map." + fn + " " + srcs + " : " + value_text(plan, s.dst);
+        }
+      },
+      step);
+}
+
+std::string to_string(const Plan& plan) {
+  std::ostringstream os;
+  os << plan.op;
+  if (!plan.pattern.empty()) os << " '" << plan.pattern << "'";
+  os << " (" << name(plan.dtype) << ")\n";
+  for (int i = 0; i < plan.num_inputs; ++i) os << "  %" << i << " = input " << i << " : " << value_text(plan, i) << '\n';
+  for (const Step& step : plan.steps) {
+    const int dst = std::visit([](const auto& s) { return s.dst; }, step);
+    os << "  " << to_string(step, plan) << buffer_text(plan, dst) << '\n';
+  }
+  os << "  output %" << plan.output << (plan.output_is_view() ? " (a view: no data moved)" : "") << '\n';
+  for (const std::string& note : plan.notes) os << "  # " << note << '\n';
+  return os.str();
+}
+
+std::string Plan::str() const { return to_string(*this); }
+
+bool Plan::output_is_view() const {
+  const Value& v = output_value();
+  return buffers.at(static_cast<std::size_t>(v.buffer)).input >= 0;
+}
+
+void validate(const Plan& plan) {
+  const auto nvalues = static_cast<int>(plan.values.size());
+  auto value = [&](int v, const char* what) -> const Value& {
+    EINEXPR_ASSERT(v >= 0 && v < nvalues, std::string("plan: ") + what + " refers to a missing value");
+    return plan.values[static_cast<std::size_t>(v)];
+  };
+  EINEXPR_ASSERT(plan.num_inputs >= 0 && plan.num_inputs <= nvalues, "plan: bad input count");
+  for (const Value& v : plan.values) {
+    EINEXPR_ASSERT(v.buffer >= 0 && v.buffer < static_cast<int>(plan.buffers.size()), "plan: value without buffer");
+    EINEXPR_ASSERT(v.layout.shape.size() == v.layout.strides.size(), "plan: shape and strides differ in rank");
+    EINEXPR_ASSERT(v.axes.size() == v.layout.shape.size(), "plan: a value's axis names differ from its rank");
+    const PlanBuffer& b = plan.buffers[static_cast<std::size_t>(v.buffer)];
+    if (b.input < 0) EINEXPR_ASSERT(v.layout.extent() <= b.elements, "plan: a view reaches past its buffer");
+  }
+  std::vector<bool> made(plan.values.size(), false);
+  for (int i = 0; i < plan.num_inputs; ++i) made[static_cast<std::size_t>(i)] = true;
+  auto use = [&](int v) {
+    value(v, "a step");
+    EINEXPR_ASSERT(made[static_cast<std::size_t>(v)], "plan: a step reads a value before it is made");
+  };
+  auto make = [&](int v) {
+    value(v, "a step");
+    EINEXPR_ASSERT(!made[static_cast<std::size_t>(v)], "plan: a value is made twice");
+    made[static_cast<std::size_t>(v)] = true;
+  };
+  for (const Step& step : plan.steps) {
+    std::visit(
+        [&](const auto& s) {
+          using S = std::decay_t<decltype(s)>;
+          if constexpr (std::is_same_v<S, ViewStep>) {
+            use(s.src);
+            make(s.dst);
+            EINEXPR_ASSERT(value(s.src, "view").buffer == value(s.dst, "view").buffer, "plan: a view changes buffer");
+          } else if constexpr (std::is_same_v<S, CopyStep>) {
+            use(s.src);
+            make(s.dst);
+            EINEXPR_ASSERT(value(s.src, "copy").layout.shape == value(s.dst, "copy").layout.shape,
+                           "plan: a copy changes shape");
+          } else if constexpr (std::is_same_v<S, ContractStep>) {
+            use(s.a);
+            use(s.b);
+            make(s.dst);
+            const Shape& a = value(s.a, "contract").layout.shape;
+            const Shape& b = value(s.b, "contract").layout.shape;
+            const Shape& c = value(s.dst, "contract").layout.shape;
+            const auto nb = static_cast<std::size_t>(s.batch_dims);
+            EINEXPR_ASSERT(a.size() == nb + 2 && b.size() == nb + 2 && c.size() == nb + 2,
+                           "plan: a contraction's operands are not [batch.., m, k] x [batch.., k, n]");
+            for (std::size_t d = 0; d < nb; ++d)
+              EINEXPR_ASSERT(a[d] == b[d] && a[d] == c[d], "plan: a contraction's batch dims differ");
+            EINEXPR_ASSERT(a[nb] == c[nb] && b[nb + 1] == c[nb + 1] && a[nb + 1] == b[nb],
+                           "plan: a contraction's m, n, k do not match");
+          } else if constexpr (std::is_same_v<S, ReduceStep>) {
+            use(s.src);
+            make(s.dst);
+            const Shape& in = value(s.src, "reduce").layout.shape;
+            EINEXPR_ASSERT(value(s.dst, "reduce").layout.shape.size() + s.axes.size() == in.size(),
+                           "plan: a reduction's output rank is wrong");
+          } else {
+            for (int v : s.srcs) {
+              use(v);
+              EINEXPR_ASSERT(value(v, "map").layout.shape == value(s.dst, "map").layout.shape,
+                             "plan: a map's operand shape differs from its output");
+            }
+            make(s.dst);
+          }
+        },
+        step);
+  }
+  use(plan.output);
+}
+
+}  // namespace einexpr

@@ -1,0 +1,156 @@
+#pragma once
+// The tensor ops with einops' semantics and names:
+//
+//   Tensor z = einsum(x, y, "b s1 h, b s2 h -> b s1 s2");
+//   Tensor r = rearrange(x, "b s (h d) -> b h s d", {{"h", 8}});
+//   Tensor m = reduce(x, "b s h -> b h", "mean");
+//   Tensor t = repeat(m, "b h -> b c h", {{"c", 4}});
+//
+// Each call goes parse (cached) -> check -> plan -> lower -> run; the program is cached by
+// everything it depends on (op, pattern, shapes, strides, dtype, device, lengths), so a
+// repeated call neither parses nor plans. compile_*() skips even the cache lookup's hashing
+// of the pattern. Errors are einexpr::Error subclasses; the message ends with the pattern,
+// the input shapes and the given lengths.
+//
+// Views: rearrange returns a view sharing the input's storage when it only permutes,
+// splits or merges axes whose strides allow it (as torch's reshape/permute); repeat returns
+// a stride-0 view when it only adds axes (as einops on torch). Copy::never guarantees a
+// view (ShapeError otherwise), Copy::always a fresh contiguous tensor. reduce and einsum
+// results are new tensors, except a single-operand einsum that only permutes or takes a
+// diagonal, which is a view (as numpy.einsum).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "einexpr/codegen/plan.hpp"
+#include "einexpr/codegen/planner.hpp"
+#include "einexpr/runtime/cache.hpp"
+#include "einexpr/runtime/tensor.hpp"
+
+namespace einexpr {
+
+Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
+                 Copy copy = Copy::if_needed);
+Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction,
+              const AxisLengths& lengths = {});
+Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction,
+              const AxisLengths& lengths = {});
+Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
+              Copy copy = Copy::if_needed);
+Tensor einsum(std::span<const Tensor> operands, std::string_view pattern,
+              const AxisLengths& lengths = {});
+
+namespace detail {
+template <class T>
+inline constexpr bool is_tensor_v = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+}  // namespace detail
+
+/// einsum(x, y, ..., pattern): operands first, the pattern last (einops' order).
+template <class... Args>
+  requires(sizeof...(Args) >= 2)
+Tensor einsum(const Args&... args) {
+  constexpr std::size_t n = sizeof...(Args) - 1;
+  std::array<Tensor, n> operands;
+  std::string_view pattern;
+  std::size_t i = 0;
+  (
+      [&](const auto& arg) {
+        if constexpr (detail::is_tensor_v<decltype(arg)>) {
+          if (i < n) operands[i] = arg;
+        } else {
+          static_assert(std::is_convertible_v<decltype(arg), std::string_view>,
+                        "einsum(x, y, ..., pattern): operands are Tensors, the last argument "
+                        "is the pattern");
+          pattern = std::string_view(arg);
+        }
+        ++i;
+      }(args),
+      ...);
+  return einsum(std::span<const Tensor>(operands), pattern);
+}
+
+/// Elementwise f(x): "relu", "gelu" (tanh approximation), "exp", "log", "square", "sqrt",
+/// "rsqrt", "neg", "abs", "sigmoid", "tanh", "silu", "reciprocal".
+Tensor map(const Tensor& x, std::string_view function);
+Tensor map(const Tensor& x, UnaryOp function);
+/// Elementwise f(x, y) with named broadcasting: map(x, b, "b s h, h -> b s h", "add").
+/// Functions: "add", "sub", "mul", "div", "maximum", "minimum".
+Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function);
+Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
+
+// ---- out-parameter forms: write into a tensor the caller owns (same shape and dtype) ----
+void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern,
+                    const AxisLengths& lengths = {});
+void reduce_into(Tensor& out, const Tensor& x, std::string_view pattern, Reduction reduction,
+                 const AxisLengths& lengths = {});
+void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern,
+                 const AxisLengths& lengths = {});
+void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
+                 const AxisLengths& lengths = {});
+void map_into(Tensor& out, const Tensor& x, UnaryOp function);
+
+// ---- einops' pack, unpack, parse_shape ----
+/// Packs tensors along the "*" of `pattern` ("i j * k"): returns the packed tensor and, per
+/// input, the shape its "*" stood for (to give back to unpack).
+std::pair<Tensor, std::vector<Shape>> pack(std::span<const Tensor> tensors, std::string_view pattern);
+/// Splits `packed` along the "*" of `pattern` into tensors whose "*" parts have the given
+/// shapes (one entry may contain -1). The results are views of `packed`.
+std::vector<Tensor> unpack(const Tensor& packed, std::span<const Shape> shapes,
+                           std::string_view pattern);
+/// {{"b", 2}, {"h", 4}} for parse_shape(x, "b _ h") on a (2, 3, 4) tensor; "_" skips a dim.
+AxisLengths parse_shape(const Tensor& x, std::string_view pattern);
+
+// ---- compiled expressions, for hot loops ----
+/// An expression parsed and checked once; calls look up the program by the inputs'
+/// layouts in a small cache of their own, with no global cache lookup.
+class Compiled {
+ public:
+  Compiled(Op op, std::string_view pattern, AxisLengths lengths = {},
+           Reduction reduction = Reduction::sum, Copy copy = Copy::if_needed);
+  ~Compiled();
+  Compiled(Compiled&&) noexcept;
+  Compiled& operator=(Compiled&&) noexcept;
+
+  Tensor run(std::span<const Tensor> inputs) const;
+  template <class... Ts>
+    requires(detail::is_tensor_v<Ts> && ...)
+  Tensor operator()(const Ts&... inputs) const {
+    const std::array<Tensor, sizeof...(Ts)> array{inputs...};
+    return run(std::span<const Tensor>(array));
+  }
+  /// The plan for inputs of these layouts (planned on the first call).
+  const Plan& plan(std::span<const Tensor> inputs) const;
+  const std::string& pattern() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+Compiled compile_einsum(std::string_view pattern, AxisLengths lengths = {});
+Compiled compile_rearrange(std::string_view pattern, AxisLengths lengths = {},
+                           Copy copy = Copy::if_needed);
+Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths = {});
+Compiled compile_repeat(std::string_view pattern, AxisLengths lengths = {},
+                        Copy copy = Copy::if_needed);
+
+// ---- the caches, observable ----
+struct EngineStats {
+  std::uint64_t parses = 0;     // patterns parsed (pattern-cache misses)
+  std::uint64_t plans = 0;      // plans built
+  std::uint64_t lowerings = 0;  // programs lowered
+  CacheStats pattern_cache;
+  CacheStats program_cache;
+};
+EngineStats engine_stats();
+/// Empties the pattern and program caches (the counters keep counting).
+void clear_caches();
+
+}  // namespace einexpr

@@ -1,0 +1,69 @@
+#include "einexpr/parser/ast.hpp"
+
+namespace einexpr {
+
+const char* name(Op op) noexcept {
+  switch (op) {
+    case Op::rearrange: return "rearrange";
+    case Op::reduce: return "reduce";
+    case Op::repeat: return "repeat";
+    case Op::einsum: return "einsum";
+    case Op::map: return "map";
+  }
+  return "?";
+}
+
+namespace ast {
+
+Span span_of(const Term& term) noexcept {
+  return std::visit([](const auto& t) { return t.span; }, term);
+}
+Span span_of(const Atom& atom) noexcept {
+  return std::visit([](const auto& a) { return a.span; }, atom);
+}
+
+namespace {
+std::string atom_text(const Atom& atom) {
+  if (const auto* n = std::get_if<Named>(&atom)) return n->name;
+  if (const auto* a = std::get_if<Anonymous>(&atom)) return std::to_string(a->length);
+  return "...";
+}
+}  // namespace
+
+std::string to_string(const Term& term) {
+  if (const auto* n = std::get_if<Named>(&term)) return n->name;
+  if (const auto* a = std::get_if<Anonymous>(&term)) return std::to_string(a->length);
+  if (std::holds_alternative<Unit>(term)) return "()";
+  if (std::holds_alternative<Ellipsis>(term)) return "...";
+  const auto& g = std::get<Group>(term);
+  std::string s = "(";
+  for (std::size_t i = 0; i < g.atoms.size(); ++i) {
+    if (i) s += ' ';
+    s += atom_text(g.atoms[i]);
+  }
+  return s + ")";
+}
+
+std::string to_string(const Operand& operand) {
+  std::string s;
+  for (std::size_t i = 0; i < operand.terms.size(); ++i) {
+    if (i) s += ' ';
+    s += to_string(operand.terms[i]);
+  }
+  return s;
+}
+
+std::string to_string(const Pattern& pattern) {
+  std::string s;
+  for (std::size_t i = 0; i < pattern.operands.size(); ++i) {
+    if (i) s += ", ";
+    s += to_string(pattern.operands[i]);
+  }
+  s += " -> ";
+  s += to_string(pattern.output);
+  if (s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace ast
+}  // namespace einexpr

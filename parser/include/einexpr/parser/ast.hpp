@@ -1,0 +1,87 @@
+#pragma once
+// The AST of a pattern: plain structs, no PEGTL types. Every node has a Span (byte
+// offsets into Pattern::text), so later stages can point a caret at it.
+//
+//   "b (h d) 1 () ... -> b h d"
+//     operand 0: Named b, Group(h d), Anonymous 1, Unit, Ellipsis
+//     output:    Named b, Named h, Named d
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace einexpr {
+
+/// The operations that take patterns; check() applies each one's rules.
+/// `map` is an elementwise binary op with named broadcasting ("b s h, h -> b s h"):
+/// einsum's syntax, but nothing may be summed (every input name is in the output).
+enum class Op : unsigned char { rearrange, reduce, repeat, einsum, map };
+const char* name(Op op) noexcept;
+
+namespace ast {
+
+struct Span {
+  std::size_t begin = 0;  // first byte
+  std::size_t end = 0;    // one past the last byte
+  friend bool operator==(const Span&, const Span&) = default;
+};
+
+struct Named {       // an axis name: "b", "seq1", "hidden_dim"
+  std::string name;
+  Span span;
+  friend bool operator==(const Named&, const Named&) = default;
+};
+struct Anonymous {   // an axis given by its length: "1", "3"
+  std::int64_t length = 0;
+  Span span;
+  friend bool operator==(const Anonymous&, const Anonymous&) = default;
+};
+struct Ellipsis {    // "..."
+  Span span;
+  friend bool operator==(const Ellipsis&, const Ellipsis&) = default;
+};
+struct Unit {        // "()": an axis of length 1 that has no name
+  Span span;
+  friend bool operator==(const Unit&, const Unit&) = default;
+};
+using Atom = std::variant<Named, Anonymous, Ellipsis>;
+struct Group {       // "(h d)": one dim that is the composition of its atoms (never empty)
+  std::vector<Atom> atoms;
+  Span span;
+  friend bool operator==(const Group&, const Group&) = default;
+};
+using Term = std::variant<Named, Anonymous, Unit, Group, Ellipsis>;
+
+struct Operand {     // one side of "->", or one comma-separated einsum input
+  std::vector<Term> terms;
+  Span span;
+  friend bool operator==(const Operand&, const Operand&) = default;
+};
+
+struct Pattern {
+  std::string text;               // the pattern as given
+  std::vector<Operand> operands;  // left of "->": 1 for rearrange/reduce/repeat, 1..N for einsum
+  Operand output;                 // right of "->" (may have no terms: a scalar)
+  Span arrow;                     // where "->" is
+  friend bool operator==(const Pattern&, const Pattern&) = default;
+};
+
+/// einops' pack / unpack pattern: names separated by spaces with exactly one "*".
+struct PackPattern {
+  std::string text;
+  std::vector<std::string> names;  // the names in order, without the "*"
+  std::size_t star = 0;            // position of "*" among the names (0..names.size())
+  friend bool operator==(const PackPattern&, const PackPattern&) = default;
+};
+
+Span span_of(const Term& term) noexcept;
+Span span_of(const Atom& atom) noexcept;
+
+/// Canonical text, single-spaced: "b (h d) -> b h d", "i j, j k -> i k".
+std::string to_string(const Term& term);
+std::string to_string(const Operand& operand);
+std::string to_string(const Pattern& pattern);
+
+}  // namespace ast
+}  // namespace einexpr

@@ -1,0 +1,23 @@
+#pragma once
+// The pattern language (grammar in parser/grammar.hpp):
+//   rearrange / reduce / repeat:  "b (h d) ... -> b h d ..."
+//   einsum:                        "b s1 h, b s2 h -> b s1 s2"
+// Names are identifiers ([A-Za-z_][A-Za-z0-9_]*), anonymous axes are positive integers,
+// "()" is a unit axis, "(a b)" a composition, "..." an ellipsis. Whitespace is free.
+#include <string_view>
+
+#include "einexpr/parser/ast.hpp"
+
+namespace einexpr {
+
+/// Longest pattern accepted (bytes); longer ones are rejected, not parsed.
+inline constexpr std::size_t max_pattern_length = 4096;
+
+/// Parses a pattern. Throws PatternError (position + caret) on malformed text.
+/// Purely syntactic: which op it is for is checked by check().
+ast::Pattern parse(std::string_view text);
+
+/// Parses an einops pack / unpack pattern ("i j * k"). Throws PatternError.
+ast::PackPattern parse_pack(std::string_view text);
+
+}  // namespace einexpr

@@ -1,0 +1,58 @@
+#pragma once
+// Program: what a lowering (codegen/lower_cpu, lower_cuda) produces from a Plan: buffers,
+// an ordered list of kernels and the output's layout. run() knows no patterns: it binds
+// the inputs' data to buffers 0..n-1, allocates the temporaries, runs each kernel in order
+// and wraps the output buffer in a Tensor.
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "einexpr/runtime/device.hpp"
+#include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/layout.hpp"
+#include "einexpr/runtime/tensor.hpp"
+
+namespace einexpr {
+
+/// The buffers a kernel sees: the inputs' data pointers (element [0,...,0] of each input),
+/// then the temporaries, in Program order.
+struct Workspace {
+  std::vector<std::byte*> buffers;
+  Device device;
+};
+
+struct Kernel {
+  std::string name;                              // for printing and profiling
+  std::function<void(const Workspace&)> run;
+};
+
+class Program {
+ public:
+  Device device = Device::cpu();
+  DType dtype = DType::f32;                      // of every input and of the output
+  std::vector<Layout> input_layouts;             // the layouts the program was planned for
+  std::vector<std::size_t> temp_bytes;           // temporaries: buffer num_inputs() + i
+  std::vector<Kernel> kernels;
+  int output_buffer = 0;                         // may be an input's buffer (a view result)
+  Layout output_layout;                          // relative to the output buffer's base
+
+  int num_inputs() const noexcept { return static_cast<int>(input_layouts.size()); }
+  /// Bytes of all temporaries together.
+  std::size_t workspace_bytes() const noexcept;
+
+  /// Runs on `inputs`, which must match input_layouts' shapes and strides, dtype and device.
+  Tensor run(std::span<const Tensor> inputs) const;
+  /// Runs and writes the result into `out` (same shape and dtype). Where out's layout is
+  /// the one the last kernel writes, the kernel writes into out directly; else the result
+  /// is copied into it.
+  void run_into(std::span<const Tensor> inputs, Tensor& out) const;
+  /// One line per kernel, for debugging.
+  std::string str() const;
+
+ private:
+  void check_inputs(std::span<const Tensor> inputs) const;
+};
+
+}  // namespace einexpr

@@ -1,0 +1,172 @@
+#pragma once
+// Tensor = shared storage + dtype + layout (shape, strides in elements, offset) + device.
+// Views (select, slice, view, transpose, permute, reshape when it can) share storage;
+// same_storage() tells which tensors do.
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "einexpr/runtime/device.hpp"
+#include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/layout.hpp"
+#include "einexpr/runtime/storage.hpp"
+
+namespace einexpr {
+
+class Tensor {
+ public:
+  /// An undefined tensor (defined() is false).
+  Tensor() = default;
+  Tensor(std::shared_ptr<Storage> storage, Layout layout, DType dtype);
+
+  // ---- factories ----
+  static Tensor empty(Shape shape, DType dtype = DType::f32, Device device = Device::cpu());
+  static Tensor zeros(Shape shape, DType dtype = DType::f32, Device device = Device::cpu());
+  static Tensor ones(Shape shape, DType dtype = DType::f32, Device device = Device::cpu());
+  static Tensor full(Shape shape, double value, DType dtype = DType::f32,
+                     Device device = Device::cpu());
+  /// 0, 1, ..., n-1.
+  static Tensor arange(std::int64_t n, DType dtype = DType::f32, Device device = Device::cpu());
+  /// Standard normal samples (integers: uniform in [-100, 100]; bool: fair coin), reproducible by seed.
+  static Tensor randn(Shape shape, DType dtype = DType::f32, std::uint64_t seed = 0,
+                      Device device = Device::cpu());
+  /// Copies `values` (row-major) into a new CPU tensor of `shape`; the dtype is T's.
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values, Shape shape);
+  /// As from_vector, converting each value to `dtype`.
+  static Tensor from_doubles(const std::vector<double>& values, Shape shape,
+                             DType dtype = DType::f32);
+
+  // ---- metadata ----
+  bool defined() const noexcept { return storage_ != nullptr; }
+  const Shape& shape() const noexcept { return layout_.shape; }
+  const Strides& strides() const noexcept { return layout_.strides; }
+  /// Negative dims count from the end, as in torch.
+  std::int64_t stride(int dim) const;
+  std::int64_t size(int dim) const;
+  int dim() const noexcept { return layout_.dim(); }
+  std::int64_t numel() const;
+  std::size_t element_size() const noexcept { return einexpr::element_size(dtype_); }
+  /// numel() * element_size(): the seeds' get_memory_usage.
+  std::size_t nbytes() const;
+  DType dtype() const noexcept { return dtype_; }
+  Device device() const;
+  std::int64_t storage_offset() const noexcept { return layout_.offset; }
+  const Layout& layout() const noexcept { return layout_; }
+  const std::shared_ptr<Storage>& storage() const noexcept { return storage_; }
+  bool is_contiguous() const noexcept { return layout_.is_contiguous(); }
+  bool same_storage(const Tensor& other) const noexcept;
+  /// Address of element [0, ..., 0].
+  void* data_ptr() const noexcept;
+
+  // ---- views: share storage ----
+  /// The view with the new shape (one -1 allowed); ShapeError naming the dimensions when
+  /// the strides do not allow it ("use reshape() or contiguous()").
+  Tensor view(Shape shape) const;
+  /// A view when possible, else a contiguous copy.
+  Tensor reshape(Shape shape) const;
+  Tensor transpose(int dim0, int dim1) const;
+  Tensor permute(std::vector<int> dims) const;
+  /// x[..., i, ...] along `dim`: one dim fewer.
+  Tensor select(int dim, std::int64_t index) const;
+  /// x[..., begin:end:step, ...] (end clamped like Python; step > 0).
+  Tensor slice(int dim, std::int64_t begin, std::int64_t end, std::int64_t step = 1) const;
+  /// Any shape and strides over this tensor's storage (offset relative to storage start).
+  Tensor as_strided(Shape shape, Strides strides, std::int64_t offset) const;
+
+  // ---- copies ----
+  /// This tensor if already contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  /// A contiguous copy, always.
+  Tensor clone() const;
+  /// A copy converted to `dtype` (this tensor if the dtype is the same).
+  Tensor to(DType dtype) const;
+  /// A copy on `device` (this tensor if already there).
+  Tensor to(Device device) const;
+  /// Writes `src`'s values (same shape; converted to this dtype) into this tensor's elements.
+  void copy_from(const Tensor& src);
+  /// Sets every element to `value`.
+  void fill(double value);
+
+  // ---- element access (CPU tensors) ----
+  /// Every element in logical (row-major) order, converted to T.
+  template <class T>
+  std::vector<T> to_vector() const;
+  /// One element, converted to T.
+  template <class T>
+  T at(std::initializer_list<std::int64_t> index) const;
+  /// Writes one element (converted to this dtype).
+  void set(std::initializer_list<std::int64_t> index, double value);
+  /// The element offset (in storage elements) of `index`, bounds-checked.
+  std::int64_t element_offset(std::initializer_list<std::int64_t> index) const;
+
+  /// torch-like text: values, then shape and dtype.
+  std::string str() const;
+
+ private:
+  void check_cpu(const char* what) const;
+  void read_elements(void* out, DType out_dtype) const;
+
+  std::shared_ptr<Storage> storage_;
+  Layout layout_;
+  DType dtype_ = DType::f32;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+inline bool same_storage(const Tensor& a, const Tensor& b) noexcept { return a.same_storage(b); }
+
+// ---- templates ----
+template <class T>
+Tensor Tensor::from_vector(const std::vector<T>& values, Shape shape) {
+  Tensor t = empty(std::move(shape), dtype_of_v<T>);
+  if (static_cast<std::int64_t>(values.size()) != t.numel())
+    throw ShapeError("from_vector: " + std::to_string(values.size()) + " values for shape " +
+                     shape_str(t.shape()) + " of " + std::to_string(t.numel()) + " elements");
+  if constexpr (std::is_same_v<T, bool>) {
+    auto* dst = static_cast<bool*>(t.data_ptr());
+    for (std::size_t i = 0; i < values.size(); ++i) dst[i] = values[i];
+  } else {
+    convert(values.data(), dtype_of_v<T>, t.data_ptr(), dtype_of_v<T>, values.size());
+  }
+  return t;
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  check_cpu("to_vector");
+  const auto n = static_cast<std::size_t>(numel());
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<unsigned char> bytes(n);
+    read_elements(bytes.data(), DType::boolean);
+    return std::vector<bool>(bytes.begin(), bytes.end());
+  } else {
+    std::vector<T> out(n);
+    read_elements(out.data(), dtype_of_v<T>);
+    return out;
+  }
+}
+
+template <class T>
+T Tensor::at(std::initializer_list<std::int64_t> index) const {
+  check_cpu("at");
+  const std::int64_t off = element_offset(index);
+  const std::byte* p = storage_->data() + off * static_cast<std::int64_t>(element_size());
+  if constexpr (std::is_same_v<T, bool>) {
+    unsigned char b = 0;
+    convert(p, dtype_, &b, DType::boolean, 1);
+    return b != 0;
+  } else {
+    T out{};
+    convert(p, dtype_, &out, dtype_of_v<T>, 1);
+    return out;
+  }
+}
+
+}  // namespace einexpr

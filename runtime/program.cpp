@@ -1,0 +1,111 @@
+#include "einexpr/runtime/program.hpp"
+
+#include <memory>
+#include <numeric>
+#include <sstream>
+
+#include "einexpr/runtime/error.hpp"
+
+namespace einexpr {
+
+std::size_t Program::workspace_bytes() const noexcept {
+  return std::accumulate(temp_bytes.begin(), temp_bytes.end(), std::size_t{0});
+}
+
+void Program::check_inputs(std::span<const Tensor> inputs) const {
+  if (static_cast<int>(inputs.size()) != num_inputs())
+    throw ShapeError("the program takes " + std::to_string(num_inputs()) + " inputs, got " +
+                     std::to_string(inputs.size()));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!t.defined()) throw Error("input " + std::to_string(i) + " is an undefined tensor");
+    if (t.dtype() != dtype)
+      throw DTypeError("input " + std::to_string(i) + " is " + std::string(name(t.dtype())) +
+                       " but the program was planned for " + std::string(name(dtype)));
+    if (t.device() != device)
+      throw DeviceError("input " + std::to_string(i) + " is on " + t.device().str() +
+                        " but the program runs on " + device.str());
+    const Layout& want = input_layouts[i];
+    if (t.shape() != want.shape || t.strides() != want.strides)
+      throw ShapeError("input " + std::to_string(i) + " has shape " + shape_str(t.shape()) + " and strides " +
+                       shape_str(t.strides()) + " but the program was planned for shape " +
+                       shape_str(want.shape) + " and strides " + shape_str(want.strides));
+  }
+}
+
+namespace {
+
+struct Bound {
+  Workspace workspace;
+  std::vector<std::shared_ptr<Storage>> temps;
+};
+
+Bound bind_buffers(const Program& p, std::span<const Tensor> inputs, const Tensor* out_direct) {
+  Bound b;
+  b.workspace.device = p.device;
+  b.workspace.buffers.reserve(inputs.size() + p.temp_bytes.size());
+  for (const Tensor& t : inputs) b.workspace.buffers.push_back(static_cast<std::byte*>(t.data_ptr()));
+  b.temps.resize(p.temp_bytes.size());
+  for (std::size_t i = 0; i < p.temp_bytes.size(); ++i) {
+    const int buffer = p.num_inputs() + static_cast<int>(i);
+    if (out_direct != nullptr && buffer == p.output_buffer) {
+      b.workspace.buffers.push_back(static_cast<std::byte*>(out_direct->data_ptr()));
+      continue;
+    }
+    b.temps[i] = Storage::allocate(p.temp_bytes[i], p.device);
+    b.workspace.buffers.push_back(b.temps[i]->data());
+  }
+  return b;
+}
+
+}  // namespace
+
+Tensor Program::run(std::span<const Tensor> inputs) const {
+  check_inputs(inputs);
+  Bound b = bind_buffers(*this, inputs, nullptr);
+  for (const Kernel& k : kernels) k.run(b.workspace);
+  if (output_buffer < num_inputs()) {
+    const Tensor& in = inputs[static_cast<std::size_t>(output_buffer)];
+    Layout l = output_layout;
+    l.offset += in.storage_offset();
+    return Tensor(in.storage(), std::move(l), dtype);
+  }
+  return Tensor(b.temps[static_cast<std::size_t>(output_buffer - num_inputs())], output_layout, dtype);
+}
+
+void Program::run_into(std::span<const Tensor> inputs, Tensor& out) const {
+  check_inputs(inputs);
+  if (!out.defined()) throw Error("the output tensor is undefined");
+  if (out.shape() != output_layout.shape)
+    throw ShapeError("the output tensor has shape " + shape_str(out.shape()) + " but the result has shape " +
+                     shape_str(output_layout.shape));
+  if (out.dtype() != dtype)
+    throw DTypeError("the output tensor is " + std::string(name(out.dtype())) + " but the result is " +
+                     std::string(name(dtype)));
+  if (out.device() != device)
+    throw DeviceError("the output tensor is on " + out.device().str() + " but the program runs on " + device.str());
+  for (const Tensor& in : inputs)
+    if (in.same_storage(out))
+      throw Error("the output tensor shares storage with an input; write into a separate tensor");
+  // Direct: the last kernel writes the output buffer with out's own strides.
+  const bool direct = output_buffer >= num_inputs() && output_layout.offset == 0 &&
+                      out.strides() == output_layout.strides;
+  if (direct) {
+    Bound b = bind_buffers(*this, inputs, &out);
+    for (const Kernel& k : kernels) k.run(b.workspace);
+    return;
+  }
+  out.copy_from(run(inputs));
+}
+
+std::string Program::str() const {
+  std::ostringstream os;
+  os << "program on " << device.str() << ", " << num_inputs() << " input(s), " << temp_bytes.size()
+     << " temporaries (" << workspace_bytes() << " bytes)\n";
+  for (std::size_t i = 0; i < kernels.size(); ++i) os << "  " << i << ": " << kernels[i].name << '\n';
+  os << "  output: buffer " << output_buffer << " shape " << shape_str(output_layout.shape) << " strides "
+     << shape_str(output_layout.strides);
+  return os.str();
+}
+
+}  // namespace einexpr

@@ -1,0 +1,168 @@
+// The CPU allocator and Storage. Small blocks come from aligned_alloc; blocks of 1 MiB and
+// more are rounded to 2 MiB, aligned to 2 MiB, advised as huge pages, and cached when freed
+// (up to a bound), so a repeated expression reuses warm pages instead of faulting in fresh
+// ones. Also: allocator_for(), copy_bytes(), synchronize().
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "backend.hpp"
+#include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/storage.hpp"
+
+namespace einexpr {
+
+namespace {
+
+constexpr std::size_t large_block = std::size_t{1} << 20;   // cached and huge-page advised
+constexpr std::size_t huge_page = std::size_t{2} << 20;
+constexpr std::size_t max_cached_bytes = std::size_t{1} << 30;
+
+std::atomic<long> g_fail_after{-1};
+
+class CpuAllocator final : public Allocator {
+ public:
+  ~CpuAllocator() override { release_cached(); }
+
+  void* allocate(std::size_t bytes) override {
+    maybe_inject_failure(bytes);
+    const std::size_t size = rounded(bytes);
+    std::lock_guard lock(mutex_);
+    ++stats_.requests;
+    if (size >= large_block) {
+      auto it = cache_.find(size);
+      if (it != cache_.end()) {
+        void* p = it->second;
+        cache_.erase(it);
+        stats_.bytes_cached -= size;
+        note_in_use(size);
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(size >= large_block ? huge_page : cpu_alignment, size);
+    if (p == nullptr && !cache_.empty()) {  // give the cache back and try once more
+      release_cached_locked();
+      p = std::aligned_alloc(size >= large_block ? huge_page : cpu_alignment, size);
+    }
+    if (p == nullptr) throw AllocationError(bytes, "the CPU");
+    if (size >= large_block) madvise(p, size, MADV_HUGEPAGE);  // advice; failure is harmless
+    ++stats_.system_allocations;
+    note_in_use(size);
+    return p;
+  }
+
+  void deallocate(void* p, std::size_t bytes) noexcept override {
+    if (p == nullptr) return;
+    const std::size_t size = rounded(bytes);
+    std::lock_guard lock(mutex_);
+    stats_.bytes_in_use -= size;
+    if (size >= large_block && stats_.bytes_cached + size <= max_cached_bytes) {
+      cache_.emplace(size, p);
+      stats_.bytes_cached += size;
+      return;
+    }
+    std::free(p);
+  }
+
+  Device device() const noexcept override { return Device::cpu(); }
+
+  AllocatorStats stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+  void release_cached() noexcept override {
+    std::lock_guard lock(mutex_);
+    release_cached_locked();
+  }
+
+ private:
+  static std::size_t rounded(std::size_t bytes) {
+    const std::size_t unit = bytes >= large_block ? huge_page : cpu_alignment;
+    if (bytes == 0) return cpu_alignment;
+    if (bytes > SIZE_MAX - unit) throw AllocationError(bytes, "the CPU");
+    return (bytes + unit - 1) / unit * unit;
+  }
+  static void maybe_inject_failure(std::size_t bytes) {
+    long n = g_fail_after.load();
+    while (n >= 0) {
+      if (g_fail_after.compare_exchange_weak(n, n - 1)) {
+        if (n == 0) throw AllocationError(bytes, "the CPU (injected failure)");
+        return;
+      }
+    }
+  }
+  void note_in_use(std::size_t size) {
+    stats_.bytes_in_use += size;
+    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  }
+  void release_cached_locked() noexcept {
+    for (auto& [size, p] : cache_) std::free(p);
+    cache_.clear();
+    stats_.bytes_cached = 0;
+  }
+
+  mutable std::mutex mutex_;
+  std::multimap<std::size_t, void*> cache_;
+  AllocatorStats stats_;
+};
+
+}  // namespace
+
+namespace testing {
+void fail_cpu_allocation_after(long n) noexcept { g_fail_after.store(n < 0 ? -1 : n); }
+}  // namespace testing
+
+Allocator& allocator_for(Device device) {
+  if (device.is_cpu()) {
+    static CpuAllocator* cpu = new CpuAllocator();  // never destroyed: tensors may outlive statics
+    return *cpu;
+  }
+  return backend::cuda_allocator(device.index);
+}
+
+Storage::Storage(std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release)
+    : data_(data), bytes_(bytes), device_(device), release_(std::move(release)) {}
+
+Storage::~Storage() {
+  if (release_) release_(data_);
+}
+
+std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device) {
+  Allocator& alloc = allocator_for(device);
+  void* p = alloc.allocate(bytes);
+  try {
+    return std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(p), bytes, device,
+                                                [&alloc, bytes](void* q) { alloc.deallocate(q, bytes); }));
+  } catch (...) {
+    alloc.deallocate(p, bytes);
+    throw;
+  }
+}
+
+std::shared_ptr<Storage> Storage::wrap(void* data, std::size_t bytes, Device device,
+                                       std::function<void(void*)> release) {
+  return std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(data), bytes, device, std::move(release)));
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  backend::cuda_copy(dst, dst_device, src, src_device, bytes);
+}
+
+void synchronize(Device device) {
+  if (device.is_cuda()) backend::cuda_synchronize(device.index);
+}
+
+}  // namespace einexpr

@@ -1,0 +1,47 @@
+# The dependency rule (lib -> codegen -> parser -> runtime, nothing upward; the parser uses
+# only runtime/error.hpp) and the third-party corners (PEGTL in parser/'s private files,
+# Eigen in codegen/cpu/, CUDA in */cuda/), checked by grep since Debian puts PEGTL and
+# Eigen on the system include path where any file could reach them.
+set(failures "")
+file(GLOB_RECURSE sources RELATIVE ${ROOT}
+  ${ROOT}/runtime/*.hpp ${ROOT}/runtime/*.cpp ${ROOT}/runtime/*.cu ${ROOT}/runtime/*.cuh
+  ${ROOT}/parser/*.hpp ${ROOT}/parser/*.cpp
+  ${ROOT}/codegen/*.hpp ${ROOT}/codegen/*.cpp ${ROOT}/codegen/*.cu ${ROOT}/codegen/*.cuh
+  ${ROOT}/lib/*.hpp ${ROOT}/lib/*.cpp)
+foreach(f ${sources})
+  file(STRINGS ${ROOT}/${f} includes REGEX "^[ \t]*#[ \t]*include")
+  foreach(line ${includes})
+    set(bad "")
+    if(f MATCHES "^runtime/" AND line MATCHES "einexpr/(parser|codegen|ops|cost|einexpr)")
+      set(bad "runtime includes upward")
+    elseif(f MATCHES "^parser/" AND line MATCHES "einexpr/(codegen|ops|cost|einexpr)")
+      set(bad "parser includes upward")
+    elseif(f MATCHES "^parser/" AND line MATCHES "einexpr/runtime/" AND NOT line MATCHES "einexpr/runtime/error.hpp")
+      set(bad "the parser may use only einexpr/runtime/error.hpp")
+    elseif(f MATCHES "^codegen/" AND line MATCHES "einexpr/(ops|cost|einexpr)\\.hpp")
+      set(bad "codegen includes lib")
+    endif()
+    if(line MATCHES "tao/pegtl" AND NOT (f MATCHES "^parser/" AND NOT f MATCHES "/include/"))
+      set(bad "PEGTL outside parser/'s private files")
+    endif()
+    if(line MATCHES "[<\"](Eigen|unsupported/Eigen)/" AND NOT f MATCHES "^codegen/cpu/")
+      set(bad "Eigen outside codegen/cpu/")
+    endif()
+    if(line MATCHES "[<\"](cuda|cublas|cublasLt|cuda_runtime|cuda_fp16|cuda_bf16|cuda_fp8)[_a-zA-Z0-9]*\\.h" AND NOT f MATCHES "/cuda/")
+      set(bad "CUDA outside */cuda/")
+    endif()
+    if(f MATCHES "/include/" AND line MATCHES "[<\"](tao|Eigen|cuda|cublas|nlohmann|fmt|CLI)")
+      set(bad "a public header includes a third-party header")
+    endif()
+    if(bad)
+      string(STRIP "${line}" line)
+      list(APPEND failures "${f}: ${line}  (${bad})")
+    endif()
+  endforeach()
+endforeach()
+if(failures)
+  list(JOIN failures "\n  " text)
+  message(FATAL_ERROR "include rule violations:\n  ${text}")
+endif()
+list(LENGTH sources n)
+message(STATUS "include rules hold in ${n} files")
