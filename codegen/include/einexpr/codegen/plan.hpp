@@ -15,6 +15,27 @@
 //
 // The output is one value; it may view an input's buffer (a view result shares storage).
 // to_string(plan) is the format of `einexpr explain` and of golden tests.
+//
+// The contract between the planner and the lowerings (CPU and CUDA implement the same):
+//   - Every value of a step may have any strides (0 allowed in sources: broadcast) and an
+//     offset; a lowering must be correct for all of them and is fast where the planner
+//     arranged unit strides. Destinations are values in temporaries made by that step;
+//     their strides never overlap (but need not be contiguous).
+//   - ContractStep: a is [B.., m, k], b is [B.., k, n], dst is [B.., m, n], B = batch_dims
+//     dims. Kinds gemm / batched_gemm: the planner gives a and b a unit stride in one of
+//     their last two dims (dst too), so a GEMM reads them in place.
+//   - ReduceStep: dst has src's dims minus `axes`, in order. mean divides by the product
+//     of the reduced lengths. sum/prod of no elements give 0/1; the planner rejects
+//     max/min over no elements.
+//   - Arithmetic: f64 in f64; f32 and the reduced floats (f16, bf16, fp8) in f32,
+//     rounded to the dtype at the end of the step (round to nearest even); i64/i32 in
+//     int64 (exact; wraps like numpy on overflow). The planner rejects what a dtype cannot
+//     do with DTypeError: einsum and maps on bool, mean on integers, any/all on non-bool,
+//     sum/prod/mean on bool, float-only functions (exp, log, gelu...) on integers.
+//   - MapStep unary functions: relu max(x,0); gelu 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)));
+//     exp; log; square; sqrt; rsqrt 1/sqrt(x); neg; abs; sigmoid 1/(1+exp(-x)); tanh;
+//     silu x*sigmoid(x); reciprocal 1/x. Binary: add sub mul div maximum minimum
+//     (integer div truncates toward zero; division by zero in integers is an Error).
 #include <cstdint>
 #include <string>
 #include <string_view>
