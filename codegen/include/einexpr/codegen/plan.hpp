@@ -35,7 +35,7 @@
 //   - MapStep unary functions: relu max(x,0); gelu 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)));
 //     exp; log; square; sqrt; rsqrt 1/sqrt(x); neg; abs; sigmoid 1/(1+exp(-x)); tanh;
 //     silu x*sigmoid(x); reciprocal 1/x. Binary: add sub mul div maximum minimum
-//     (integer div truncates toward zero; division by zero in integers is an Error).
+//     (integer div truncates toward zero; integer division by zero gives 0, as numpy).
 #include <cstdint>
 #include <string>
 #include <string_view>
