@@ -1,0 +1,153 @@
+#include "engine.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "einexpr/parser/check.hpp"
+#include "einexpr/parser/parse.hpp"
+#include "einexpr/runtime/cache.hpp"
+
+namespace einexpr::engine {
+
+namespace {
+
+std::atomic<std::uint64_t> g_parses{0}, g_plans{0}, g_lowerings{0};
+
+LruCache<std::string, ast::Pattern>& pattern_cache() {
+  static LruCache<std::string, ast::Pattern> cache(256);
+  return cache;
+}
+
+LruCache<std::string, Entry>& program_cache() {
+  static LruCache<std::string, Entry> cache(1024);
+  return cache;
+}
+
+template <class T>
+void append_pod(std::string& key, const T& v) {
+  char buf[sizeof(T)];
+  std::memcpy(buf, &v, sizeof(T));
+  key.append(buf, sizeof(T));
+}
+
+}  // namespace
+
+void count_parse() { ++g_parses; }
+void count_plan() { ++g_plans; }
+void count_lowering() { ++g_lowerings; }
+
+std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text) {
+  std::string key(1, static_cast<char>(op));
+  key.append(text);
+  return pattern_cache().get_or_create(key, [&] {
+    count_parse();
+    ast::Pattern p = parse(text);
+    check(p, op);
+    return p;
+  });
+}
+
+std::string key_of(const Request& r, bool with_pattern) {
+  std::string key;
+  key.reserve(64 + r.pattern.size() + r.inputs.size() * 64);
+  if (with_pattern) {
+    key.append(r.op_name);
+    key.push_back('\0');
+    key.append(r.pattern);
+    key.push_back('\0');
+  }
+  append_pod(key, r.extra);
+  append_pod(key, r.inputs.empty() ? DType::f32 : r.inputs[0].dtype());
+  const Device dev = r.inputs.empty() ? Device::cpu() : r.inputs[0].device();
+  append_pod(key, dev.kind);
+  append_pod(key, dev.index);
+  if (r.lengths != nullptr)
+    for (const auto& [name, len] : *r.lengths) {
+      key.append(name);
+      key.push_back('=');
+      append_pod(key, len);
+    }
+  key.push_back('|');
+  for (const Tensor& t : r.inputs) {
+    append_pod(key, static_cast<std::int32_t>(t.dim()));
+    for (std::int64_t s : t.shape()) append_pod(key, s);
+    for (std::int64_t s : t.strides()) append_pod(key, s);
+  }
+  return key;
+}
+
+std::shared_ptr<const Entry> entry(const Request& r, const Planner& planner) {
+  const std::string key = key_of(r, true);
+  return program_cache().get_or_create(key, [&] {
+    const std::shared_ptr<const ast::Pattern> p =
+        r.pattern.empty() && r.op == Op::map ? nullptr : pattern(r.op, r.pattern);
+    std::vector<Layout> layouts;
+    for (const Tensor& t : r.inputs) layouts.push_back(Layout{t.shape(), t.strides(), 0});
+    const DType dtype = r.inputs.empty() ? DType::f32 : r.inputs[0].dtype();
+    Plan plan = planner(p.get(), layouts, dtype);
+    count_plan();
+    Program program = lower(plan, r.inputs.empty() ? Device::cpu() : r.inputs[0].device());
+    count_lowering();
+    return Entry{std::move(plan), std::move(program)};
+  });
+}
+
+std::pair<DType, Device> common_dtype_device(std::string_view op, std::span<const Tensor> inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined())
+      throw Error(std::string(op) + ": operand " + std::to_string(i + 1) + " is an undefined tensor");
+  if (inputs.empty()) throw Error(std::string(op) + ": no operands");
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i].dtype() != inputs[0].dtype())
+      throw DTypeError(std::string(op) + " operands have different dtypes: " + std::string(name(inputs[0].dtype())) +
+                       " (operand 1) and " + std::string(name(inputs[i].dtype())) + " (operand " +
+                       std::to_string(i + 1) + "); convert with .to() first");
+    if (inputs[i].device() != inputs[0].device())
+      throw DeviceError(std::string(op) + " operands are on different devices: " + inputs[0].device().str() +
+                        " (operand 1) and " + inputs[i].device().str() + " (operand " + std::to_string(i + 1) +
+                        "); move them with .to() first");
+  }
+  return {inputs[0].dtype(), inputs[0].device()};
+}
+
+std::string context(std::string_view op_name, std::string_view pattern, std::span<const Tensor> inputs,
+                    const AxisLengths* lengths) {
+  std::string s = "in " + std::string(op_name) + "(";
+  if (!pattern.empty()) s += "'" + std::string(pattern) + "'";
+  s += ")";
+  if (!inputs.empty()) {
+    s += inputs.size() == 1 ? " on input of shape " : " on inputs of shapes ";
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (i) s += ", ";
+      s += inputs[i].defined() ? shape_str(inputs[i].shape()) : "undefined";
+    }
+    if (inputs[0].defined()) s += " (" + std::string(name(inputs[0].dtype())) + ")";
+  }
+  if (lengths != nullptr && !lengths->empty()) {
+    s += " with ";
+    for (std::size_t i = 0; i < lengths->size(); ++i)
+      s += (i ? ", " : "") + (*lengths)[i].first + "=" + std::to_string((*lengths)[i].second);
+  }
+  return s;
+}
+
+}  // namespace einexpr::engine
+
+namespace einexpr {
+
+EngineStats engine_stats() {
+  EngineStats s;
+  s.parses = engine::g_parses.load();
+  s.plans = engine::g_plans.load();
+  s.lowerings = engine::g_lowerings.load();
+  s.pattern_cache = engine::pattern_cache().stats();
+  s.program_cache = engine::program_cache().stats();
+  return s;
+}
+
+void clear_caches() {
+  engine::pattern_cache().clear();
+  engine::program_cache().clear();
+}
+
+}  // namespace einexpr
