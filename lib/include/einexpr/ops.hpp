@@ -50,11 +50,17 @@ Tensor einsum(std::span<const Tensor> operands, std::string_view pattern,
 namespace detail {
 template <class T>
 inline constexpr bool is_tensor_v = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+template <class... Ts>
+using last_t = typename decltype((std::type_identity<Ts>{}, ...))::type;
+/// Tensors, then one pattern: the argument list of einsum(x, y, ..., pattern).
+template <class... Args>
+concept einsum_args = sizeof...(Args) >= 2 && (is_tensor_v<Args> + ...) == sizeof...(Args) - 1 &&
+                      std::is_convertible_v<const last_t<Args...>&, std::string_view>;
 }  // namespace detail
 
 /// einsum(x, y, ..., pattern): operands first, the pattern last (einops' order).
 template <class... Args>
-  requires(sizeof...(Args) >= 2)
+  requires detail::einsum_args<Args...>
 Tensor einsum(const Args&... args) {
   constexpr std::size_t n = sizeof...(Args) - 1;
   std::array<Tensor, n> operands;

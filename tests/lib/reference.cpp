@@ -1,0 +1,350 @@
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "einexpr/parser/parse.hpp"
+
+using namespace einexpr;
+
+namespace reference {
+
+namespace {
+
+// One dim of a side: the atoms it composes (empty: a dim of length 1).
+using Dim = std::vector<std::string>;
+using Side = std::vector<Dim>;
+
+/// The operand's terms as dims of atom names, '...' expanded to `ellipsis` dims "…0".. (the
+/// last `ellipsis` of `total` broadcast dims), anonymous axes as unique names "#N.k".
+Side side_of(const ast::Operand& op, int ellipsis, int total, std::map<std::string, std::int64_t>& lens, int& anon) {
+  Side side;
+  auto atom = [&](const ast::Atom& a, Dim& dim) {
+    if (const auto* n = std::get_if<ast::Named>(&a)) {
+      dim.push_back(n->name);
+    } else if (const auto* k = std::get_if<ast::Anonymous>(&a)) {
+      const std::string name = "#" + std::to_string(k->length) + "." + std::to_string(anon++);
+      lens[name] = k->length;
+      dim.push_back(name);
+    } else {
+      for (int j = 0; j < ellipsis; ++j) dim.push_back("…" + std::to_string(total - ellipsis + j));
+    }
+  };
+  for (const ast::Term& t : op.terms) {
+    if (std::holds_alternative<ast::Ellipsis>(t)) {
+      for (int j = 0; j < ellipsis; ++j) side.push_back({"…" + std::to_string(total - ellipsis + j)});
+    } else if (const auto* g = std::get_if<ast::Group>(&t)) {
+      Dim dim;
+      for (const ast::Atom& a : g->atoms) atom(a, dim);
+      side.push_back(dim);
+    } else if (std::holds_alternative<ast::Unit>(t)) {
+      side.push_back({});
+    } else {
+      Dim dim;
+      if (const auto* n = std::get_if<ast::Named>(&t)) atom(ast::Atom{*n}, dim);
+      else atom(ast::Atom{std::get<ast::Anonymous>(t)}, dim);
+      side.push_back(dim);
+    }
+  }
+  return side;
+}
+
+int ellipsis_of(const ast::Operand& op, int rank) {
+  int fixed = 0;
+  for (const ast::Term& t : op.terms)
+    if (!std::holds_alternative<ast::Ellipsis>(t)) ++fixed;
+  return rank - fixed;
+}
+
+/// Fills lengths from the tensor's shape: single-atom dims directly, groups by inference.
+void learn(const Side& side, const Shape& shape, std::map<std::string, std::int64_t>& lens) {
+  for (std::size_t d = 0; d < side.size(); ++d)
+    if (side[d].size() == 1 && side[d][0][0] != '#') {
+      auto it = lens.find(side[d][0]);
+      if (it == lens.end() || it->second == 1) lens[side[d][0]] = shape[d];  // ellipsis dims broadcast
+    }
+  for (std::size_t d = 0; d < side.size(); ++d) {
+    std::int64_t known = 1;
+    std::string unknown;
+    for (const std::string& a : side[d]) {
+      auto it = lens.find(a);
+      if (it == lens.end()) unknown = a;
+      else known *= it->second;
+    }
+    if (!unknown.empty()) lens[unknown] = known == 0 ? 0 : shape[d] / known;
+  }
+}
+
+std::int64_t dim_index(const Dim& dim, const std::map<std::string, std::int64_t>& idx,
+                       const std::map<std::string, std::int64_t>& lens, std::int64_t dim_len) {
+  std::int64_t i = 0;
+  for (const std::string& a : dim) i = i * lens.at(a) + idx.at(a);
+  return dim_len == 1 ? 0 : i;  // a broadcast dim of length 1 is always index 0
+}
+
+std::int64_t flat_index(const Side& side, const Shape& shape, const std::map<std::string, std::int64_t>& idx,
+                        const std::map<std::string, std::int64_t>& lens) {
+  std::int64_t flat = 0;
+  for (std::size_t d = 0; d < side.size(); ++d) flat = flat * shape[d] + dim_index(side[d], idx, lens, shape[d]);
+  return flat;
+}
+
+/// Calls f(index) for every assignment of values to `atoms`.
+void for_all(const std::vector<std::string>& atoms, const std::map<std::string, std::int64_t>& lens,
+             const std::function<void(const std::map<std::string, std::int64_t>&)>& f) {
+  std::map<std::string, std::int64_t> idx;
+  for (const std::string& a : atoms) {
+    if (lens.at(a) == 0) return;
+    idx[a] = 0;
+  }
+  while (true) {
+    f(idx);
+    std::size_t k = atoms.size();
+    while (k > 0) {
+      --k;
+      if (++idx[atoms[k]] < lens.at(atoms[k])) break;
+      idx[atoms[k]] = 0;
+      if (k == 0) return;
+    }
+    if (atoms.empty()) return;
+  }
+}
+
+std::vector<std::string> atoms_of(const std::vector<const Side*>& sides) {
+  std::vector<std::string> out;
+  for (const Side* s : sides)
+    for (const Dim& d : *s)
+      for (const std::string& a : d)
+        if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  return out;
+}
+
+Shape shape_of(const Side& side, const std::map<std::string, std::int64_t>& lens) {
+  Shape s;
+  for (const Dim& d : side) {
+    std::int64_t l = 1;
+    for (const std::string& a : d) l *= lens.at(a);
+    s.push_back(l);
+  }
+  return s;
+}
+
+std::vector<double> values_of(const Tensor& t) { return t.to_vector<double>(); }
+
+struct Single {
+  Side left, right;
+  std::map<std::string, std::int64_t> lens;
+};
+
+Single resolve_single(const Tensor& x, const std::string& pattern, const AxisLengths& lengths) {
+  const ast::Pattern p = parse(pattern);
+  Single s;
+  for (const auto& [n, l] : lengths) s.lens[n] = l;
+  const int e = ellipsis_of(p.operands.at(0), x.dim());
+  int anon = 0;
+  s.left = side_of(p.operands[0], e, e, s.lens, anon);
+  s.right = side_of(p.output, e, e, s.lens, anon);
+  learn(s.left, x.shape(), s.lens);
+  return s;
+}
+
+}  // namespace
+
+Result rearrange(const Tensor& x, const std::string& pattern, const AxisLengths& lengths) {
+  return repeat(x, pattern, lengths);  // a rearrange is a repeat with no new axes
+}
+
+Result repeat(const Tensor& x, const std::string& pattern, const AxisLengths& lengths) {
+  Single s = resolve_single(x, pattern, lengths);
+  // Anonymous atoms of the right side are new; the left's are not on the right.
+  Result r{shape_of(s.right, s.lens), {}};
+  const std::vector<double> in = values_of(x);
+  r.values.resize(static_cast<std::size_t>(checked_numel(r.shape)));
+  for_all(atoms_of({&s.right}), s.lens, [&](const auto& idx) {
+    auto full = idx;
+    for (const std::string& a : atoms_of({&s.left}))
+      if (!full.count(a)) full[a] = 0;  // unit / anonymous-1 atoms of the left
+    r.values[static_cast<std::size_t>(flat_index(s.right, r.shape, idx, s.lens))] =
+        in[static_cast<std::size_t>(flat_index(s.left, x.shape(), full, s.lens))];
+  });
+  return r;
+}
+
+Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, const AxisLengths& lengths) {
+  Single s = resolve_single(x, pattern, lengths);
+  Result r{shape_of(s.right, s.lens), {}};
+  const std::vector<double> in = values_of(x);
+  const auto n = static_cast<std::size_t>(checked_numel(r.shape));
+  double init = 0;
+  if (reduction == Reduction::prod || reduction == Reduction::all) init = 1;
+  if (reduction == Reduction::max) init = -std::numeric_limits<double>::infinity();
+  if (reduction == Reduction::min) init = std::numeric_limits<double>::infinity();
+  r.values.assign(n, init);
+  std::vector<std::int64_t> count(n, 0);
+  for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
+    const auto o = static_cast<std::size_t>(flat_index(s.right, r.shape, idx, s.lens));
+    const double v = in[static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens))];
+    double& acc = r.values[o];
+    switch (reduction) {
+      case Reduction::sum: case Reduction::mean: acc += v; break;
+      case Reduction::prod: acc *= v; break;
+      case Reduction::max: acc = std::max(acc, v); break;
+      case Reduction::min: acc = std::min(acc, v); break;
+      case Reduction::any: acc = (acc != 0 || v != 0) ? 1 : 0; break;
+      case Reduction::all: acc = (acc != 0 && v != 0) ? 1 : 0; break;
+    }
+    ++count[o];
+  });
+  if (reduction == Reduction::mean)
+    for (std::size_t i = 0; i < n; ++i) r.values[i] /= static_cast<double>(count[i]);
+  return r;
+}
+
+Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const AxisLengths& lengths) {
+  const ast::Pattern p = parse(pattern);
+  std::map<std::string, std::int64_t> lens;
+  for (const auto& [n, l] : lengths) lens[n] = l;
+  int total = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
+  std::vector<Side> sides;
+  int anon = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
+  const Side out = side_of(p.output, total, total, lens, anon);
+  std::vector<const Side*> all;
+  for (const Side& s : sides) all.push_back(&s);
+  all.push_back(&out);
+  Result r{shape_of(out, lens), {}};
+  r.values.assign(static_cast<std::size_t>(checked_numel(r.shape)), 0.0);
+  std::vector<std::vector<double>> in;
+  for (const Tensor& t : xs) in.push_back(values_of(t));
+  const bool integer = is_integer(xs[0].dtype());
+  std::vector<std::int64_t> iacc(r.values.size(), 0);
+  for_all(atoms_of(all), lens, [&](const auto& idx) {
+    double prod = 1;
+    std::int64_t iprod = 1;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double v = in[i][static_cast<std::size_t>(flat_index(sides[i], xs[i].shape(), idx, lens))];
+      prod *= v;
+      iprod *= static_cast<std::int64_t>(v);
+    }
+    const auto o = static_cast<std::size_t>(flat_index(out, r.shape, idx, lens));
+    r.values[o] += prod;
+    iacc[o] += iprod;
+  });
+  if (integer)
+    for (std::size_t i = 0; i < iacc.size(); ++i) r.values[i] = static_cast<double>(iacc[i]);
+  return r;
+}
+
+double unary(UnaryOp op, double v) {
+  switch (op) {
+    case UnaryOp::relu: return v > 0 ? v : 0;
+    case UnaryOp::gelu: return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    case UnaryOp::exp: return std::exp(v);
+    case UnaryOp::log: return std::log(v);
+    case UnaryOp::square: return v * v;
+    case UnaryOp::sqrt: return std::sqrt(v);
+    case UnaryOp::rsqrt: return 1 / std::sqrt(v);
+    case UnaryOp::neg: return -v;
+    case UnaryOp::abs: return std::fabs(v);
+    case UnaryOp::sigmoid: return 1 / (1 + std::exp(-v));
+    case UnaryOp::tanh: return std::tanh(v);
+    case UnaryOp::silu: return v / (1 + std::exp(-v));
+    case UnaryOp::reciprocal: return 1 / v;
+  }
+  return 0;
+}
+
+Result binary(const Tensor& x, const Tensor& y, const std::string& pattern, BinaryOp op) {
+  Result a = einsum({x, Tensor::ones(y.shape(), x.dtype())}, pattern);  // x broadcast to the output
+  Result b = einsum({Tensor::ones(x.shape(), x.dtype()), y}, pattern);  // y broadcast to the output
+  // (einsum with ones sums duplicates only for axes absent from the output; maps have none)
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    const double u = a.values[i], v = b.values[i];
+    switch (op) {
+      case BinaryOp::add: a.values[i] = u + v; break;
+      case BinaryOp::sub: a.values[i] = u - v; break;
+      case BinaryOp::mul: a.values[i] = u * v; break;
+      case BinaryOp::div:
+        a.values[i] = is_integer(x.dtype()) ? (v == 0 ? 0 : std::trunc(u / v)) : u / v;
+        break;
+      case BinaryOp::maximum: a.values[i] = std::max(u, v); break;
+      case BinaryOp::minimum: a.values[i] = std::min(u, v); break;
+    }
+  }
+  return a;
+}
+
+double max_rel_error(const Tensor& got, const Result& want) {
+  if (got.shape() != want.shape)
+    throw std::runtime_error("shape " + shape_str(got.shape()) + " != expected " + shape_str(want.shape));
+  const std::vector<double> g = got.to_vector<double>();
+  double worst = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double w = want.values[i];
+    if (std::isnan(g[i]) != std::isnan(w)) return std::numeric_limits<double>::infinity();
+    if (std::isnan(w) || (std::isinf(w) && g[i] == w)) continue;
+    worst = std::max(worst, std::fabs(g[i] - w) / std::max(1.0, std::fabs(w)));
+  }
+  return worst;
+}
+
+const char* name(Layout layout) {
+  switch (layout) {
+    case Layout::contiguous: return "contiguous";
+    case Layout::transposed: return "transposed";
+    case Layout::sliced: return "sliced";
+    case Layout::broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+Tensor make_input(const Shape& shape, DType dtype, Layout layout, std::uint64_t seed) {
+  switch (layout) {
+    case Layout::contiguous: return Tensor::randn(shape, dtype, seed);
+    case Layout::transposed: {  // the same logical shape, stored with its dims reversed
+      Shape rev(shape.rbegin(), shape.rend());
+      std::vector<int> perm;
+      for (int d = static_cast<int>(shape.size()); d-- > 0;) perm.push_back(d);
+      return Tensor::randn(rev, dtype, seed).permute(perm);
+    }
+    case Layout::sliced: {  // every other element of a tensor twice as long in each dim
+      Shape big = shape;
+      for (auto& l : big) l = 2 * l + 1;
+      Tensor t = Tensor::randn(big, dtype, seed);
+      for (int d = 0; d < static_cast<int>(shape.size()); ++d) t = t.slice(d, 1, 1 + 2 * shape[static_cast<std::size_t>(d)], 2);
+      return t;
+    }
+    case Layout::broadcast: {  // the first dim of length > 1 repeats one slice (stride 0)
+      Tensor t = Tensor::randn(shape, dtype, seed);
+      Strides st = t.strides();
+      for (std::size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] > 1) {
+          st[d] = 0;
+          break;
+        }
+      return t.as_strided(shape, st, 0);
+    }
+  }
+  return {};
+}
+
+double tolerance(DType dtype, std::int64_t terms) {
+  const double k = std::sqrt(static_cast<double>(std::max<std::int64_t>(terms, 1)));
+  switch (dtype) {
+    case DType::f64: return 1e-12 * k;
+    case DType::f32: return 2e-6 * k;
+    case DType::bf16: return 2e-2 * k;
+    case DType::f16: return 2e-3 * k;
+    default: return 0;  // integers and bool: exact
+  }
+}
+
+}  // namespace reference

@@ -1,0 +1,143 @@
+// einsum against the reference; plans: GEMM classes, copies avoided, contraction order.
+#include "check_op.hpp"
+
+using namespace einexpr;
+using testing_support::check_against_reference;
+
+namespace {
+
+struct Row {
+  const char* pattern;
+  std::vector<Shape> shapes;
+  std::int64_t terms;  // products summed into each output element
+  AxisLengths lengths = {};
+};
+
+const std::vector<Row> rows = {
+    {"i j, j k -> i k", {{4, 5}, {5, 6}}, 5},
+    {"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2", {{2, 3, 4}, {2, 5, 4}}, 4},
+    {"b h i d, b h j d -> b h i j", {{2, 2, 3, 4}, {2, 2, 5, 4}}, 4},
+    {"i j -> j i", {{3, 4}}, 1},
+    {"i i -> i", {{4, 4}}, 1},
+    {"i i ->", {{4, 4}}, 4},
+    {"i j ->", {{3, 4}}, 12},
+    {"i j -> i", {{3, 4}}, 4},
+    {"i, i ->", {{7}, {7}}, 7},
+    {"i, j -> i j", {{3}, {4}}, 1},
+    {"i, i -> i", {{5}, {5}}, 1},
+    {"b i j, b j k -> b i k", {{2, 3, 4}, {2, 4, 5}}, 4},
+    {"i j, j k, k l -> i l", {{3, 4}, {4, 5}, {5, 2}}, 20},
+    {"a b, b c, c d, d e -> a e", {{2, 3}, {3, 4}, {4, 2}, {2, 3}}, 24},
+    {"... hidden1, hidden1 hidden2 -> ... hidden2", {{2, 3, 4}, {4, 5}}, 4},
+    {"... i j, ... j k -> ... i k", {{1, 3, 4}, {2, 4, 5}}, 4},
+    {"b (h d), h d k -> b k", {{2, 6}, {2, 3, 4}}, 6},
+    {"b (h d) -> b h d", {{2, 6}}, 1, {{"h", 2}}},
+    {"i j k, j k -> i", {{3, 4, 5}, {4, 5}}, 20},
+    {"a b c, c b -> a", {{2, 3, 4}, {4, 3}}, 12},
+    {"i j, i j -> i j", {{3, 4}, {3, 4}}, 1},
+    {"b i, b -> b i", {{3, 4}, {3}}, 1},
+    {"i j k -> k j i", {{2, 3, 4}}, 1},
+    {"i i j -> j i", {{3, 3, 4}}, 1},
+    {"i j, j -> i", {{3, 4}, {4}}, 4},
+    {"j, j k -> k", {{4}, {4, 5}}, 4},
+    {"b s h, h -> b s h", {{2, 3, 4}, {4}}, 1},
+    {"x y z, z y -> x", {{2, 3, 4}, {4, 3}}, 12},
+    {"p q r, q r s, s t -> p t", {{2, 3, 2}, {3, 2, 4}, {4, 3}}, 24},
+    {"a b c d, d c e -> a b e", {{2, 2, 3, 4}, {4, 3, 2}}, 12},
+    {"i j, k l -> i j k l", {{2, 3}, {2, 2}}, 1},
+    {"b k, b k -> b", {{5, 6}, {5, 6}}, 6},
+    {"i j, j i -> i", {{3, 4}, {4, 3}}, 4},
+    {"i j, i k -> j k", {{4, 3}, {4, 5}}, 4},
+    {"i j, k j -> i k", {{3, 4}, {5, 4}}, 4},
+    {"i j, j k -> k i", {{3, 4}, {4, 5}}, 4},
+    {"b i j, b k j -> b i k", {{2, 3, 4}, {2, 5, 4}}, 4},
+    {"b i j, j k -> i b k", {{2, 3, 4}, {4, 5}}, 4},
+    {"i b j, b j k -> b k i", {{3, 2, 4}, {2, 4, 5}}, 4},
+    {"... i, ... i -> ...", {{2, 3, 4}, {3, 4}}, 4},
+    {"i, i, i ->", {{6}, {6}, {6}}, 6},
+    {"a b, a c, a d -> b c d", {{3, 2}, {3, 2}, {3, 2}}, 3},
+    {"i j k l, j l -> i k", {{2, 3, 2, 3}, {3, 3}}, 9},
+    {"(i j), j k -> i k", {{12}, {4, 5}}, 4},
+    {"i j, (j k) -> i k", {{3, 4}, {8}}, 4},
+    {"a a b, b c -> a c", {{3, 3, 4}, {4, 2}}, 4},
+    {"b h i d, b h j d, b h j e -> b h i e", {{1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 3, 2}}, 12},
+};
+
+}  // namespace
+
+TEST_CASE("einsum matches the reference in every dtype and layout", "[einsum]") {
+  for (const Row& row : rows) {
+    CAPTURE(row.pattern);
+    check_against_reference(
+        row.shapes, testing_support::all_numeric, row.terms,
+        [&](const auto& in) { return einsum(std::span<const Tensor>(in), row.pattern, row.lengths); },
+        [&](const auto& in) { return reference::einsum(in, row.pattern, row.lengths); });
+  }
+}
+
+TEST_CASE("einsum in f16 and i32 too", "[einsum]") {
+  for (const Row& row : rows) {
+    CAPTURE(row.pattern);
+    check_against_reference(
+        row.shapes, {DType::f16, DType::i32}, row.terms,
+        [&](const auto& in) { return einsum(std::span<const Tensor>(in), row.pattern, row.lengths); },
+        [&](const auto& in) { return reference::einsum(in, row.pattern, row.lengths); });
+  }
+}
+
+TEST_CASE("the seeds' einsum equals x @ y.transpose(-2, -1)", "[einsum][seeds]") {
+  const Tensor x = Tensor::randn({4, 10, 16}, DType::f32, 1);
+  const Tensor y = Tensor::randn({4, 20, 16}, DType::f32, 2);
+  const Tensor z = einsum(x, y, "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2");
+  CHECK(z.shape() == Shape{4, 10, 20});
+  const Tensor z2 = einsum(x, y.transpose(-2, -1), "b i k, b k j -> b i j");
+  CHECK(z.to_vector<float>() == z2.to_vector<float>());
+  // torch.einsum("ik,kj->ij") on the seeds' integers: [[58, 64], [139, 154]]
+  const Tensor a = Tensor::from_vector<std::int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor b = Tensor::from_vector<std::int64_t>({7, 8, 9, 10, 11, 12}, {3, 2});
+  CHECK(einsum(a, b, "i k, k j -> i j").to_vector<std::int64_t>() == std::vector<std::int64_t>{58, 64, 139, 154});
+}
+
+TEST_CASE("einsum plans: GEMM classes, no copy of operands that fit", "[einsum][plan]") {
+  const Tensor x = Tensor::randn({8, 16, 32}, DType::f32, 1);
+  const Tensor y = Tensor::randn({8, 24, 32}, DType::f32, 2);
+  const Compiled f = compile_einsum("b s1 h, b s2 h -> b s1 s2");
+  const std::array<Tensor, 2> in{x, y};
+  const Plan& plan = f.plan(in);
+  int copies = 0, contracts = 0;
+  for (const Step& s : plan.steps) {
+    copies += std::holds_alternative<CopyStep>(s);
+    if (const auto* c = std::get_if<ContractStep>(&s)) {
+      ++contracts;
+      CHECK(c->kind == ContractStep::Kind::batched_gemm);
+    }
+  }
+  CHECK(copies == 0);
+  CHECK(contracts == 1);
+  // A transposed operand is read in place (a column-major matrix), not copied.
+  const Tensor w = Tensor::randn({64, 32}, DType::f32, 3).transpose(0, 1);
+  const std::array<Tensor, 2> in2{Tensor::randn({16, 32}, DType::f32, 4), w};
+  const Compiled g = compile_einsum("i j, j k -> i k");
+  const Plan& p2 = g.plan(in2);
+  CHECK(std::none_of(p2.steps.begin(), p2.steps.end(), [](const Step& s) { return std::holds_alternative<CopyStep>(s); }));
+}
+
+TEST_CASE("a three-operand chain contracts in the cheap order", "[einsum][plan]") {
+  // (A B) C costs 2·i·j·k + 2·i·k·l; A (B C) costs 2·j·k·l + 2·i·j·l.
+  const Tensor a = Tensor::randn({64, 4}, DType::f32, 1);
+  const Tensor b = Tensor::randn({4, 64}, DType::f32, 2);
+  const Tensor c = Tensor::randn({64, 4}, DType::f32, 3);
+  const std::array<Tensor, 3> in{a, b, c};
+  const Compiled chain = compile_einsum("i j, j k, k l -> i l");
+  const Plan& plan = chain.plan(in);
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].find("(1 (2 3))") != std::string::npos);
+  const Tensor got = einsum(a, b, c, "i j, j k, k l -> i l");
+  CHECK(reference::max_rel_error(got, reference::einsum({a, b, c}, "i j, j k, k l -> i l")) <= 1e-4);
+  // With the sizes the other way round the other order is the cheap one.
+  const std::array<Tensor, 3> in2{Tensor::randn({4, 64}, DType::f32, 1), Tensor::randn({64, 4}, DType::f32, 2),
+                                  Tensor::randn({4, 64}, DType::f32, 3)};
+  const Plan& plan2 = chain.plan(in2);
+  REQUIRE(plan2.notes.size() == 1);
+  CHECK(plan2.notes[0].find("((1 2) 3)") != std::string::npos);
+}
