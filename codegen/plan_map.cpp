@@ -66,7 +66,7 @@ Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layou
     }
     srcs.push_back(b.emit(bcast).value);
   }
-  const Layout& l = b.value(srcs[0]).layout;
+  const Layout l = b.value(srcs[0]).layout;  // a copy: new_temp_value grows the value list
   const int dst = b.new_temp_value(l.shape, contiguous_strides(l.shape), b.value(srcs[0]).axes);
   b.add_step(MapStep{srcs, dst, op});
   AtomView d{dst, b.value(dst).buffer, 0, {}};

@@ -259,22 +259,21 @@ class MultiLengths {
  public:
   explicit MultiLengths(Given& given) : given_(given) {}
   const std::int64_t* find(const std::string& name) {
-    if (auto it = map_.find(name); it != map_.end()) return &it->second.first;
-    if (const std::int64_t* g = given_.find(name)) {
-      map_.emplace(name, std::make_pair(*g, std::string("given")));
-      return &map_.at(name).first;
-    }
+    if (auto it = map_.find(name); it != map_.end()) return &it->second.length;
+    if (const std::int64_t* g = given_.find(name)) return &map_.emplace(name, Seen{*g, "given", -1, -1}).first->second.length;
     return nullptr;
   }
-  void set(const std::string& name, std::int64_t len, const std::string& where) {
+  /// Records that `name` has length `len` at `where` ("operand 2 (dim 1)"), of operand `operand`.
+  void set(const std::string& name, std::int64_t len, const std::string& where, int operand = -1, int dim = -1) {
     const std::int64_t* g = given_.find(name);
-    auto [it, fresh] = map_.emplace(name, std::make_pair(len, where));
-    if (!fresh && it->second.first != len) {
-      const std::string& other = it->second.second;
-      if (other == where)
-        throw ShapeError("axis " + name + " is " + str(it->second.first) + " and " + str(len) + " in " + where +
-                         " (a repeated axis takes the diagonal and needs equal lengths)");
-      throw ShapeError("axis " + name + " is " + str(it->second.first) + " in " + other + " but " + str(len) +
+    auto [it, fresh] = map_.emplace(name, Seen{len, where, operand, dim});
+    if (!fresh && it->second.length != len) {
+      const Seen& other = it->second;
+      if (operand >= 0 && other.operand == operand)
+        throw ShapeError("axis " + name + " is " + str(other.length) + " (dim " + str(other.dim) + ") and " +
+                         str(len) + " (dim " + str(dim) + ") in operand " + str(operand + 1) +
+                         ": a repeated axis takes the diagonal and needs equal lengths");
+      throw ShapeError("axis " + name + " is " + str(other.length) + " in " + other.where + " but " + str(len) +
                        " in " + where);
     }
     if (g != nullptr && *g != len)
@@ -282,13 +281,19 @@ class MultiLengths {
   }
   std::map<std::string, std::int64_t, std::less<>> all() const {
     std::map<std::string, std::int64_t, std::less<>> out;
-    for (const auto& [n, v] : map_) out.emplace(n, v.first);
+    for (const auto& [n, v] : map_) out.emplace(n, v.length);
     return out;
   }
 
  private:
+  struct Seen {
+    std::int64_t length;
+    std::string where;
+    int operand;
+    int dim;
+  };
   Given& given_;
-  std::map<std::string, std::pair<std::int64_t, std::string>, std::less<>> map_;
+  std::map<std::string, Seen, std::less<>> map_;
 };
 
 /// The broadcast lengths of the dims '...' stands for, right-aligned across operands.
@@ -385,7 +390,8 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
     std::size_t d = 0;
     for (const ast::Term& t : p.operands[i].terms) {
       if (const auto* n = std::get_if<ast::Named>(&t))
-        lens.set(n->name, inputs[i].shape[d], operand_name(i) + " (dim " + str(static_cast<std::int64_t>(d)) + ")");
+        lens.set(n->name, inputs[i].shape[d], operand_name(i) + " (dim " + str(static_cast<std::int64_t>(d)) + ")",
+                 static_cast<int>(i), static_cast<int>(d));
       d += is_ellipsis(t) ? static_cast<std::size_t>(e[i]) : 1;
     }
   }

@@ -185,9 +185,15 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   if (reduction == Reduction::min) init = std::numeric_limits<double>::infinity();
   r.values.assign(n, init);
   std::vector<std::int64_t> count(n, 0);
+  // Integers sum and multiply in int64 and wrap on overflow, as numpy does.
+  const bool integer = is_integer(x.dtype());
+  std::vector<std::uint64_t> iacc(n, reduction == Reduction::prod ? 1 : 0);
   for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
     const auto o = static_cast<std::size_t>(flat_index(s.right, r.shape, idx, s.lens));
     const double v = in[static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens))];
+    const auto iv = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+    if (reduction == Reduction::sum) iacc[o] += iv;
+    if (reduction == Reduction::prod) iacc[o] *= iv;
     double& acc = r.values[o];
     switch (reduction) {
       case Reduction::sum: case Reduction::mean: acc += v; break;
@@ -201,6 +207,8 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   });
   if (reduction == Reduction::mean)
     for (std::size_t i = 0; i < n; ++i) r.values[i] /= static_cast<double>(count[i]);
+  if (integer && (reduction == Reduction::sum || reduction == Reduction::prod))
+    for (std::size_t i = 0; i < n; ++i) r.values[i] = static_cast<double>(static_cast<std::int64_t>(iacc[i]));
   return r;
 }
 
