@@ -1,0 +1,175 @@
+// check(): every rule of check.hpp, for every op, as (pattern, op, ok or position + message).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "einexpr/parser/check.hpp"
+#include "einexpr/parser/parse.hpp"
+#include "einexpr/runtime/error.hpp"
+
+using einexpr::Op;
+
+namespace {
+
+constexpr std::size_t ok = static_cast<std::size_t>(-1);
+
+struct Row {
+  const char* pattern;
+  Op op;
+  std::size_t position;  // `ok` where check() accepts the pattern
+  const char* message = "";
+};
+
+const char* const one_side = "Identifiers only on one side of expression (should be on both): ";
+
+// clang-format off
+const std::vector<Row> rows = {
+    // ---- rearrange ----
+    {"b h w c -> b (h w) c", Op::rearrange, ok},
+    {"b (h1 h2) (w1 w2) c -> (b h1 w1) h2 w2 c", Op::rearrange, ok},
+    {"b ... -> b (...)", Op::rearrange, ok},
+    {"... -> ...", Op::rearrange, ok},
+    {"b h w c -> b 1 h w () c", Op::rearrange, ok},
+    {"b () 1 h -> b h", Op::rearrange, ok},
+    {"a_b -> a_b", Op::rearrange, ok},
+    {"b h -> b", Op::rearrange, 2, "Identifiers only on one side of expression (should be on both): 'h'"},
+    {"b -> b h", Op::rearrange, 7, "(should be on both): 'h'"},
+    {"b ... -> b", Op::rearrange, 2, "(should be on both): '...'"},
+    {"b -> b ...", Op::rearrange, 7, "Ellipsis found in right side, but not left side of a pattern"},
+    {"b (h ...) -> b h ...", Op::rearrange, 5, "Ellipsis inside parenthesis in the left side is not allowed"},
+    {"b 2 -> b", Op::rearrange, 2, "Non-unitary anonymous axes are not supported in rearrange (exception is length 1): '2'"},
+    {"b -> b 3", Op::rearrange, 7, "Non-unitary anonymous axes are not supported in rearrange"},
+    {"(b 2) -> b", Op::rearrange, 3, "Non-unitary anonymous axes"},
+    {"b b -> b", Op::rearrange, 2, "axis 'b' appears twice on the left side"},
+    {"b -> b b", Op::rearrange, 7, "axis 'b' appears twice on the right side"},
+    {"b (a b) -> a b", Op::rearrange, 5, "axis 'b' appears twice on the left side"},
+    {"... (a ...) -> a ...", Op::rearrange, 7, "only one ellipsis '...' is allowed per operand"},
+    {"a, b -> a b", Op::rearrange, 3, "rearrange takes one operand, not 2"},
+    {"_b -> _b", Op::rearrange, 0, "axis name should not start or end with underscore: '_b'"},
+    {"b_ -> b_", Op::rearrange, 0, "should not start or end with underscore: 'b_'"},
+    {"b -> b_", Op::rearrange, 5, "should not start or end with underscore: 'b_'"},
+    {"_ -> _", Op::rearrange, 0, "should not start or end with underscore: '_'"},
+    // ---- reduce ----
+    {"b h w c -> b c", Op::reduce, ok},
+    {"b c (h 2) (w 2) -> b c h w", Op::reduce, ok},
+    {"b h ->", Op::reduce, ok},
+    {"... h -> ...", Op::reduce, ok},
+    {"b ... -> b", Op::reduce, ok},
+    {"b 3 -> b", Op::reduce, ok},
+    {"b h -> b 1 ()", Op::reduce, ok},
+    {"b h -> b x", Op::reduce, 9, "Unexpected identifiers on the right side of reduce: 'x'"},
+    {"b h -> b 3", Op::reduce, 9, "Unexpected identifiers on the right side of reduce: '3'"},
+    {"b -> b ...", Op::reduce, 7, "Ellipsis found in right side, but not left side"},
+    {"(b ...) -> b", Op::reduce, 3, "Ellipsis inside parenthesis in the left side is not allowed"},
+    {"b h h -> b", Op::reduce, 4, "axis 'h' appears twice on the left side"},
+    {"b h -> b b", Op::reduce, 9, "axis 'b' appears twice on the right side"},
+    {"a, b -> a", Op::reduce, 3, "reduce takes one operand, not 2"},
+    {"__h -> ", Op::reduce, 0, "underscore"},
+    // ---- repeat ----
+    {"h w -> c h w", Op::repeat, ok},
+    {"h w c -> h (repeat w) c", Op::repeat, ok},
+    {"h w c -> (2 h) (2 w) c", Op::repeat, ok},
+    {"h w -> h w 3", Op::repeat, ok},
+    {"... -> b ...", Op::repeat, ok},
+    {" -> h w", Op::repeat, ok},
+    {"b 1 () -> b c", Op::repeat, ok},
+    {"h w -> h", Op::repeat, 2, "Unexpected identifiers on the left side of repeat: 'w'"},
+    {"h 2 -> h", Op::repeat, 2, "Unexpected identifiers on the left side of repeat: '2'"},
+    {"h ... -> h", Op::repeat, 2, "Unexpected identifiers on the left side of repeat: '...'"},
+    {"h -> h ...", Op::repeat, 7, "Ellipsis found in right side, but not left side"},
+    {"(h ...) -> h ...", Op::repeat, 3, "Ellipsis inside parenthesis in the left side"},
+    {"h -> h h", Op::repeat, 7, "axis 'h' appears twice on the right side"},
+    {"h, w -> h w", Op::repeat, 3, "repeat takes one operand, not 2"},
+    {"h -> h _c", Op::repeat, 7, "underscore: '_c'"},
+    // ---- einsum ----
+    {"i j, j k -> i k", Op::einsum, ok},
+    {"i i -> i", Op::einsum, ok},
+    {"i i ->", Op::einsum, ok},
+    {"b s1 h, b s2 h -> b s1 s2", Op::einsum, ok},
+    {"i j, j k, k l -> i l", Op::einsum, ok},
+    {"... i j, ... j k -> ... i k", Op::einsum, ok},
+    {"i ..., ... -> ...", Op::einsum, ok},
+    {"b 1 h -> b h", Op::einsum, ok},
+    {"b () h -> b 1 h", Op::einsum, ok},
+    {"->", Op::einsum, ok},
+    {"i j -> i i", Op::einsum, 9, "axis 'i' appears twice in the output"},
+    {"i j -> k", Op::einsum, 7, "output axis 'k' appears in no input"},
+    {"i j -> ...", Op::einsum, 7, "ellipsis '...' in the output but in no input"},
+    {"... ... i -> i", Op::einsum, 4, "only one ellipsis '...' is allowed per operand"},
+    {"i, j -> ... ...", Op::einsum, 12, "only one ellipsis"},
+    {"i 3 -> i", Op::einsum, 2, "Non-unitary anonymous axes are not supported in einsum (exception is length 1): '3'"},
+    {"(i j) k -> k", Op::einsum, 0, "axis composition '(...)' is not supported in einsum"},
+    {"i j, j k -> (i k)", Op::einsum, 12, "axis composition '(...)' is not supported in einsum"},
+    {"i_ j -> j", Op::einsum, 0, "underscore: 'i_'"},
+    // ---- map ----
+    {"b s h, h -> b s h", Op::map, ok},
+    {"b s h, b s h -> b s h", Op::map, ok},
+    {"b h -> h b", Op::map, ok},
+    {"... h, h -> ... h", Op::map, ok},
+    {"b 1 h, h -> b h", Op::map, ok},
+    {"a, b, c -> a b c", Op::map, 6, "map takes one or two operands, not 3"},
+    {"b s h, h -> b s", Op::map, 4, "axis 'h' of input 1 is not in the output: map sums nothing"},
+    {"b h -> b h x", Op::map, 11, "output axis 'x' appears in no input"},
+    {"b b, b -> b", Op::map, 2, "axis 'b' appears twice in input 1"},
+    {"b, h h -> b h", Op::map, 5, "axis 'h' appears twice in input 2"},
+    {"... h, h -> h", Op::map, 0, "axis '...' of input 1 is not in the output"},
+    {"h -> ...", Op::map, 5, "ellipsis '...' in the output but in no input"},
+    {"b 2, b -> b", Op::map, 2, "Non-unitary anonymous axes are not supported in map"},
+    {"(b h), h -> h", Op::map, 0, "axis composition '(...)' is not supported in map"},
+};
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("check: the rules of each op", "[check]") {
+  for (const auto& row : rows) {
+    CAPTURE(row.pattern, einexpr::name(row.op), row.position, row.message);
+    const auto pattern = einexpr::parse(row.pattern);
+    if (row.position == ok) {
+      CHECK_NOTHROW(einexpr::check(pattern, row.op));
+      continue;
+    }
+    try {
+      einexpr::check(pattern, row.op);
+      FAIL("check() accepted the pattern");
+    } catch (const einexpr::PatternError& e) {
+      CHECK(e.position() == row.position);
+      CHECK_THAT(e.reason(), Catch::Contains(row.message));
+      CHECK(e.pattern() == row.pattern);
+    }
+  }
+}
+
+TEST_CASE("check: a rule applies to some ops only", "[check]") {
+  // The same pattern, judged by each op: which ops accept it.
+  struct Judged {
+    const char* pattern;
+    bool rearrange, reduce, repeat, einsum, map;
+  };
+  const std::vector<Judged> table = {
+      {"b h -> b", false, true, false, true, false},
+      {"b -> b h", false, false, true, false, false},
+      {"i i -> i", false, false, false, true, false},
+      {"b 2 -> b", false, true, false, false, false},
+      {"b -> b 2", false, false, true, false, false},
+      {"b (h w) -> b h w", true, true, true, false, false},
+      {"i j, j k -> i k", false, false, false, true, false},
+      {"x, y -> x y", false, false, false, true, true},
+  };
+  const Op ops[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map};
+  for (const auto& row : table) {
+    const bool expected[] = {row.rearrange, row.reduce, row.repeat, row.einsum, row.map};
+    const auto pattern = einexpr::parse(row.pattern);
+    for (int i = 0; i < 5; ++i) {
+      CAPTURE(row.pattern, einexpr::name(ops[i]));
+      bool accepted = true;
+      try {
+        einexpr::check(pattern, ops[i]);
+      } catch (const einexpr::PatternError&) {
+        accepted = false;
+      }
+      CHECK(accepted == expected[i]);
+    }
+  }
+}
