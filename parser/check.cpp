@@ -148,17 +148,18 @@ void Checker::names() const {
   check_side(output_);
 }
 
-// einsum and map have no compositions (numpy's einsum has none either).
+// einsum and map take compositions, as views around the contraction (numpy's einsum has
+// none; einops users ask for them): "b (h d), h d k -> b k". An ellipsis inside one is
+// allowed in the output only, as on the left of rearrange.
 void Checker::groups() const {
   if (!is_einsum_like()) return;
-  auto check_operand = [this](const ast::Operand& operand) {
+  for (const auto& operand : p_.operands)
     for (const auto& term : operand.terms)
-      if (std::holds_alternative<ast::Group>(term))
-        fail(ast::span_of(term), std::string("axis composition '(...)' is not supported in ") +
-                                     name(op_) + ": rearrange the operands first");
-  };
-  for (const auto& operand : p_.operands) check_operand(operand);
-  check_operand(p_.output);
+      if (const auto* g = std::get_if<ast::Group>(&term))
+        for (const auto& atom : g->atoms)
+          if (std::holds_alternative<ast::Ellipsis>(atom))
+            fail(ast::span_of(atom), std::string("an ellipsis inside a composition is not supported in the inputs of ") +
+                                         name(op_));
 }
 
 // One ellipsis per operand; none inside a group on the left; one on the right needs one

@@ -99,8 +99,11 @@ const std::vector<Row> rows = {
     {"... ... i -> i", Op::einsum, 4, "only one ellipsis '...' is allowed per operand"},
     {"i, j -> ... ...", Op::einsum, 12, "only one ellipsis"},
     {"i 3 -> i", Op::einsum, 2, "Non-unitary anonymous axes are not supported in einsum (exception is length 1): '3'"},
-    {"(i j) k -> k", Op::einsum, 0, "axis composition '(...)' is not supported in einsum"},
-    {"i j, j k -> (i k)", Op::einsum, 12, "axis composition '(...)' is not supported in einsum"},
+    {"(i j) k -> k", Op::einsum, ok},
+    {"i j, j k -> (i k)", Op::einsum, ok},
+    {"b (h d), h d k -> b k", Op::einsum, ok},
+    {"b ..., b -> b (...)", Op::einsum, ok},
+    {"(i ...) -> i", Op::einsum, 3, "an ellipsis inside a composition is not supported in the inputs of einsum"},
     {"i_ j -> j", Op::einsum, 0, "underscore: 'i_'"},
     // ---- map ----
     {"b s h, h -> b s h", Op::map, ok},
@@ -116,7 +119,8 @@ const std::vector<Row> rows = {
     {"... h, h -> h", Op::map, 0, "axis '...' of input 1 is not in the output"},
     {"h -> ...", Op::map, 5, "ellipsis '...' in the output but in no input"},
     {"b 2, b -> b", Op::map, 2, "Non-unitary anonymous axes are not supported in map"},
-    {"(b h), h -> h", Op::map, 0, "axis composition '(...)' is not supported in map"},
+    {"(b h), h -> (b h)", Op::map, ok},
+    {"b (... h), h -> b h", Op::map, 3, "an ellipsis inside a composition is not supported in the inputs of map"},
 };
 // clang-format on
 

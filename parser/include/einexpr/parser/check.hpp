@@ -9,7 +9,8 @@
 //   - reduce: every output name appears on the left
 //   - repeat: every input name appears on the right
 //   - einsum: every output name appears in an input; no anonymous axes other than 1
-//   - einsum and map: no compositions "(a b)" (numpy's einsum has none); "()" is allowed
+//   - einsum and map: compositions "(a b)" are allowed (views around the contraction),
+//     but not an ellipsis inside one in an input
 //   - map: one or two operands; every output name appears in an input and every input
 //     name in the output (nothing is summed); no anonymous axes other than 1
 #include "einexpr/parser/ast.hpp"
