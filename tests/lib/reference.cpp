@@ -60,7 +60,8 @@ int ellipsis_of(const ast::Operand& op, int rank) {
   return rank - fixed;
 }
 
-/// Fills lengths from the tensor's shape: single-atom dims directly, groups by inference.
+/// Fills lengths from the tensor's shape: single-atom dims directly; a group's one unknown
+/// atom by division once its other atoms are known (callers repeat until nothing changes).
 void learn(const Side& side, const Shape& shape, std::map<std::string, std::int64_t>& lens) {
   for (std::size_t d = 0; d < side.size(); ++d)
     if (side[d].size() == 1 && side[d][0][0] != '#') {
@@ -69,13 +70,13 @@ void learn(const Side& side, const Shape& shape, std::map<std::string, std::int6
     }
   for (std::size_t d = 0; d < side.size(); ++d) {
     std::int64_t known = 1;
-    std::string unknown;
+    std::vector<std::string> unknown;
     for (const std::string& a : side[d]) {
       auto it = lens.find(a);
-      if (it == lens.end()) unknown = a;
+      if (it == lens.end()) unknown.push_back(a);
       else known *= it->second;
     }
-    if (!unknown.empty()) lens[unknown] = known == 0 ? 0 : shape[d] / known;
+    if (unknown.size() == 1) lens[unknown[0]] = known == 0 ? 0 : shape[d] / known;
   }
 }
 
@@ -222,7 +223,7 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
   int anon = 0;
   for (std::size_t i = 0; i < xs.size(); ++i)
     sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
-  for (int pass = 0; pass < 2; ++pass)
+  for (int pass = 0; pass < 3; ++pass)  // single dims first, then groups by division
     for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
   const Side out = side_of(p.output, total, total, lens, anon);
   std::vector<const Side*> all;
