@@ -100,7 +100,7 @@ TEST_CASE("peak temporary memory follows each temporary's last use", "[cost]") {
   CHECK(c.bytes_planned == Count(3 * 8000));
 }
 
-TEST_CASE("views move nothing; a materializing copy moves the tensor twice", "[cost]") {
+TEST_CASE("views move nothing, a materializing copy moves the tensor twice", "[cost]") {
   const test::Sizes sizes = {{"b", 8}, {"h", 30}, {"w", 40}};
   PlanBuilder view_only("rearrange", "b h w -> b w h", DType::f32, sizes);
   const Plan v = view_only.finish(view_only.view(view_only.input("b h w"), "b w h", {1200, 1, 40}));

@@ -60,7 +60,7 @@ TEST_CASE("codegen/devices.json is the built-in table as a file", "[devices]") {
   }
 }
 
-TEST_CASE("device files add devices; $EINEXPR_DEVICES is read on use", "[devices]") {
+TEST_CASE("device files add devices, and $EINEXPR_DEVICES is read on use", "[devices]") {
   const test::TempDir dir;
   const std::string path = dir.write("lab.json", R"([
     {"name": "Lab-GPU", "description": "a test device", "peak_flops": {"bf16": 100e12, "f32": 20e12},
