@@ -21,22 +21,28 @@
 
 namespace einexpr {
 
-/// A polynomial in axis names with exact coefficients: 2·b·s1·s2·h, 2·(b·s1·h + b·s2·h).
+/// A polynomial in axis names with exact coefficients: 2·b·h·s1·s2, 2·(b·h·s1 + b·h·s2).
+/// Terms are ordered by degree (highest first), then by their factors; factors are sorted.
+/// A term may be negative (a reduction folds n_in - n_out elements: b·h·s - b·h).
 struct Formula {
   struct Term {
-    Count coefficient;
-    std::vector<std::string> factors;  // sorted; repeated for powers
+    Count coefficient;                 // > 0
+    std::vector<std::string> factors;  // sorted; repeated for powers; never numbers
+    bool negative = false;             // the term is subtracted
     friend bool operator==(const Term&, const Term&) = default;
   };
-  std::vector<Term> terms;             // like terms combined
+  std::vector<Term> terms;             // like terms combined, none zero; {} is 0
 
   static Formula constant(Count c);
+  /// Factors that are numbers ("3", an anonymous axis) fold into the coefficient.
   static Formula product(Count coefficient, std::vector<std::string> factors);
   Formula operator+(const Formula& other) const;
+  Formula operator-(const Formula& other) const;
   Formula operator*(Count c) const;
-  /// Substitutes lengths (factors that are numbers stand for themselves).
+  /// Substitutes lengths (factors that are numbers stand for themselves). Throws Error
+  /// naming a factor without a length, ShapeError if the value is negative or overflows.
   Count evaluate(const std::map<std::string, std::int64_t, std::less<>>& lengths) const;
-  /// "2·b·s1·s2·h"; a common coefficient is factored out: "2·(b·s1·h + b·s2·h + b·s1·s2)".
+  /// "2·b·h·s1·s2"; a common coefficient is factored out: "2·(b·h·s1 + b·h·s2 + b·s1·s2)".
   std::string str() const;
   friend bool operator==(const Formula&, const Formula&) = default;
 };
@@ -77,12 +83,19 @@ struct Cost {
 /// Costs every step of `plan` and sums them.
 Cost cost(const Plan& plan);
 
+/// FLOPs per output element of an elementwise function: relu 1 and gelu 20 (the seeds'
+/// figures); the others count the operations of their definition in plan.hpp, each
+/// arithmetic operation and each exp / log / tanh / sqrt as 1 (the table in
+/// codegen/elementwise_flops.cpp says where each number comes from).
+Count flops_per_element(UnaryOp op) noexcept;
+Count flops_per_element(BinaryOp op) noexcept;
+
 /// The gradient expressions of an op and what they cost: einsum, one contraction per
 /// input; rearrange, the inverse rearrange; reduce sum/mean, a repeat; max/min, a masked
 /// scatter; elementwise maps, a map per input.
 struct GradientCost {
   std::string input;       // "operand 0", ...
-  std::string expression;  // "einsum(dC, B, 'b k, d k -> b d')"
+  std::string expression;  // "einsum(dY, B, 'b k, d k -> b d')" (backward.hpp names the tensors)
   Cost cost;
 };
 struct BackwardCost {
@@ -110,11 +123,18 @@ struct DeviceSpec {
   double accelerator_intensity(DType dtype) const;
 };
 
-/// The built-in table, plus devices from the JSON file named by $EINEXPR_DEVICES, if set.
+/// The built-in table, plus devices from the JSON file named by $EINEXPR_DEVICES, if set
+/// (read on first use, and again when it names another file; a bad file throws Error).
+/// Loading devices may add to the table: keep no reference across load_device_file.
 const std::vector<DeviceSpec>& device_specs();
 /// Adds (or replaces by name) the devices in a JSON file; throws Error on a bad file.
 void load_device_file(const std::string& path);
-/// Case-insensitive lookup; throws Error listing the known names.
+/// Reads a device file without adding it: a JSON list of {"name", "description",
+/// "peak_flops": {"bf16": 989.5e12, ...}, "bandwidth", "source"} (codegen/devices.json).
+/// Throws Error naming the file and the problem (entry, key, what was expected).
+std::vector<DeviceSpec> read_device_file(const std::string& path);
+/// Case-insensitive lookup; throws Error listing the known names. The reference stays
+/// valid (a later file that redefines the device changes it in place).
 const DeviceSpec& find_device(std::string_view name);
 
 struct Roofline {

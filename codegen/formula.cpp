@@ -1,0 +1,151 @@
+// Formula: polynomials in axis names with exact, signed terms (see cost.hpp).
+#include <algorithm>
+#include <map>
+
+#include "einexpr/codegen/cost.hpp"
+#include "einexpr/runtime/error.hpp"
+
+namespace einexpr {
+
+namespace {
+
+using Factors = std::vector<std::string>;
+
+// A signed magnitude: Count is unsigned, a formula's terms are not.
+struct Signed {
+  Count magnitude;
+  bool negative = false;
+};
+
+Signed add(Signed a, Signed b) {
+  if (a.negative == b.negative) return {a.magnitude + b.magnitude, a.negative};
+  if (a.magnitude >= b.magnitude) return {a.magnitude - b.magnitude, a.negative};
+  return {b.magnitude - a.magnitude, b.negative};
+}
+
+bool is_number(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Count parse_number(const std::string& s) {
+  Count n;
+  for (char c : s) n = n * Count(10) + Count(static_cast<std::uint64_t>(c - '0'));
+  return n;
+}
+
+// Higher degree first, then the factors in lexicographic order: deterministic text.
+bool term_before(const Formula::Term& a, const Formula::Term& b) {
+  if (a.factors.size() != b.factors.size()) return a.factors.size() > b.factors.size();
+  return a.factors < b.factors;
+}
+
+// Combines like terms, drops zeros, orders the rest.
+Formula normalized(const std::vector<Formula::Term>& terms) {
+  std::map<Factors, Signed> combined;
+  for (const Formula::Term& t : terms) {
+    auto [it, inserted] = combined.try_emplace(t.factors, Signed{t.coefficient, t.negative});
+    if (!inserted) it->second = add(it->second, Signed{t.coefficient, t.negative});
+  }
+  Formula out;
+  for (const auto& [factors, value] : combined)
+    if (value.magnitude != Count(0)) out.terms.push_back({value.magnitude, factors, value.negative});
+  std::sort(out.terms.begin(), out.terms.end(), term_before);
+  return out;
+}
+
+Count gcd(Count a, Count b) {
+  Count::u128 x = a.raw(), y = b.raw();
+  while (y != 0) {
+    const Count::u128 r = x % y;
+    x = y;
+    y = r;
+  }
+  return Count::from_u128(x);
+}
+
+std::string term_text(Count coefficient, const Factors& factors) {
+  std::string s;
+  if (factors.empty() || coefficient != Count(1)) s = coefficient.str();
+  for (const std::string& f : factors) s += (s.empty() ? "" : "·") + f;
+  return s;
+}
+
+}  // namespace
+
+Formula Formula::constant(Count c) { return product(c, {}); }
+
+Formula Formula::product(Count coefficient, std::vector<std::string> factors) {
+  Factors names;
+  for (std::string& f : factors) {
+    if (is_number(f))
+      coefficient *= parse_number(f);
+    else
+      names.push_back(std::move(f));
+  }
+  std::sort(names.begin(), names.end());
+  return normalized({Term{coefficient, std::move(names), false}});
+}
+
+Formula Formula::operator+(const Formula& other) const {
+  std::vector<Term> all = terms;
+  all.insert(all.end(), other.terms.begin(), other.terms.end());
+  return normalized(all);
+}
+
+Formula Formula::operator-(const Formula& other) const {
+  std::vector<Term> all = terms;
+  for (Term t : other.terms) {
+    t.negative = !t.negative;
+    all.push_back(std::move(t));
+  }
+  return normalized(all);
+}
+
+Formula Formula::operator*(Count c) const {
+  std::vector<Term> all = terms;
+  for (Term& t : all) t.coefficient *= c;
+  return normalized(all);
+}
+
+Count Formula::evaluate(const std::map<std::string, std::int64_t, std::less<>>& lengths) const {
+  Count positive, negative;
+  for (const Term& t : terms) {
+    Count value = t.coefficient;
+    for (const std::string& f : t.factors) {
+      if (auto it = lengths.find(f); it != lengths.end())
+        value *= Count::from_int64(it->second);
+      else if (is_number(f))
+        value *= parse_number(f);
+      else
+        throw Error("formula " + str() + ": no length given for axis '" + f + "'");
+    }
+    (t.negative ? negative : positive) += value;
+  }
+  if (negative > positive)
+    throw ShapeError("formula " + str() + " is negative for the given lengths");
+  return positive - negative;
+}
+
+std::string Formula::str() const {
+  if (terms.empty()) return "0";
+  Count common = terms.front().coefficient;
+  for (const Term& t : terms) common = gcd(common, t.coefficient);
+  if (terms.size() == 1) {
+    const Term& t = terms.front();
+    return (t.negative ? "-" : "") + term_text(t.coefficient, t.factors);
+  }
+  std::string sum;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const Term& t = terms[i];
+    const Count c = Count::from_u128(t.coefficient.raw() / common.raw());
+    if (i == 0)
+      sum += t.negative ? "-" : "";
+    else
+      sum += t.negative ? " - " : " + ";
+    sum += term_text(c, t.factors);
+  }
+  if (common == Count(1)) return sum;
+  return common.str() + "·(" + sum + ")";
+}
+
+}  // namespace einexpr

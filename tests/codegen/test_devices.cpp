@@ -1,0 +1,125 @@
+// The device table: lookups, the JSON file format (good and bad files), $EINEXPR_DEVICES.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "einexpr/codegen/cost.hpp"
+#include "einexpr/runtime/error.hpp"
+#include "temp_dir.hpp"
+
+using namespace einexpr;
+
+TEST_CASE("the device table: promised dense peaks per dtype and bandwidths", "[devices]") {
+  struct Row {
+    const char* device;
+    DType dtype;
+    double peak;
+  };
+  const Row rows[] = {
+      {"h100", DType::bf16, 989.5e12},   {"h100", DType::f16, 989.5e12}, {"h100", DType::f32, 67e12},
+      {"h100", DType::f8_e4m3, 1979e12}, {"h100", DType::f8_e5m2, 1979e12}, {"h100", DType::f64, 67e12},
+      {"h200", DType::bf16, 989.5e12},   {"a100", DType::bf16, 312e12},  {"a100", DType::f32, 19.5e12},
+      {"t4", DType::f32, 8.1e12},        {"t4", DType::f16, 65e12},      {"b200", DType::bf16, 2.25e15},
+      {"b200", DType::f8_e4m3, 4.5e15},  {"cpu", DType::f32, 2 * 2.596e9 * 32}, {"cpu", DType::f64, 2 * 2.596e9 * 16},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.device, name(r.dtype));
+    CHECK(find_device(r.device).peak_for(r.dtype) == r.peak);
+  }
+  CHECK(find_device("h100").bandwidth == 3.35e12);
+  CHECK(find_device("h200").bandwidth == 4.8e12);
+  CHECK(find_device("h100").accelerator_intensity(DType::bf16) == Approx(295.3731).epsilon(1e-6));
+  for (const DeviceSpec& d : device_specs()) {
+    CAPTURE(d.name);
+    CHECK_FALSE(d.description.empty());
+    CHECK_FALSE(d.source.empty());
+    CHECK(d.bandwidth > 0);
+  }
+  CHECK_THAT(find_device("cpu").source, Catch::Contains("measured") && Catch::Contains("memcpy"));
+}
+
+TEST_CASE("device lookup is case-insensitive and names the known devices on a miss", "[devices]") {
+  CHECK(find_device("H100").name == "h100");
+  CHECK(&find_device("Cpu") == &find_device("cpu"));
+  CHECK_THROWS_WITH(find_device("h1000"), Catch::Contains("unknown device 'h1000'") && Catch::Contains("h100") &&
+                                              Catch::Contains("t4") && Catch::Contains("cpu"));
+  CHECK_THROWS_WITH(find_device("t4").peak_for(DType::bf16),
+                    Catch::Contains("device 't4' has no peak FLOP/s for bf16") && Catch::Contains("f16, f32"));
+  CHECK_THROWS_WITH(find_device("h100").peak_for(DType::i32), Catch::Contains("for i32"));
+}
+
+TEST_CASE("codegen/devices.json is the built-in table as a file", "[devices]") {
+  const std::vector<DeviceSpec> file = read_device_file(EINEXPR_CODEGEN_DIR "/devices.json");
+  REQUIRE(file.size() == 6);
+  for (const DeviceSpec& d : file) {
+    CAPTURE(d.name);
+    const DeviceSpec& builtin = find_device(d.name);
+    CHECK(d.description == builtin.description);
+    CHECK(d.source == builtin.source);
+    CHECK(d.bandwidth == builtin.bandwidth);
+    CHECK(d.peak_flops == builtin.peak_flops);
+  }
+}
+
+TEST_CASE("device files add devices, and $EINEXPR_DEVICES is read on use", "[devices]") {
+  const test::TempDir dir;
+  const std::string path = dir.write("lab.json", R"([
+    {"name": "Lab-GPU", "description": "a test device", "peak_flops": {"bf16": 100e12, "f32": 20e12},
+     "bandwidth": 1e12, "source": "made up for a test"},
+    {"name": "lab-min", "peak_flops": {"f32": 1e9}, "bandwidth": 1e9}
+  ])");
+  load_device_file(path);
+  const DeviceSpec& lab = find_device("lab-gpu");
+  CHECK(lab.peak_for(DType::bf16) == 100e12);
+  CHECK(lab.accelerator_intensity(DType::bf16) == 100.0);
+  CHECK(find_device("LAB-MIN").source.empty());
+  // Loading again replaces by name, in place.
+  load_device_file(dir.write("lab2.json", R"([{"name": "lab-gpu", "peak_flops": {"bf16": 200e12}, "bandwidth": 1e12}])"));
+  CHECK(lab.peak_for(DType::bf16) == 200e12);
+
+  const std::string env = dir.write("env.json", R"([{"name": "env-gpu", "peak_flops": {"f32": 5e12}, "bandwidth": 5e11}])");
+  ::setenv("EINEXPR_DEVICES", env.c_str(), 1);
+  CHECK(find_device("env-gpu").accelerator_intensity(DType::f32) == 10.0);
+  const std::string bad = dir.write("bad.json", "[{\"name\": \"x\"}]");
+  ::setenv("EINEXPR_DEVICES", bad.c_str(), 1);
+  CHECK_THROWS_WITH(device_specs(), Catch::Contains(bad) && Catch::Contains("peak_flops"));
+  ::unsetenv("EINEXPR_DEVICES");
+  CHECK(find_device("env-gpu").name == "env-gpu");
+}
+
+TEST_CASE("bad device files are errors naming the file and the problem", "[devices]") {
+  struct Row {
+    const char* what;
+    const char* text;
+    const char* message;
+  };
+  const Row rows[] = {
+      {"not JSON", "[{\"name\": ", "not valid JSON"},
+      {"not a list", "{\"name\": \"x\"}", "expected a JSON list of devices, found object"},
+      {"an entry not an object", "[3]", "entry 0 is not an object"},
+      {"no name", R"([{"peak_flops": {"f32": 1}, "bandwidth": 1}])", "entry 0: \"name\" must be a non-empty string"},
+      {"empty name", R"([{"name": "", "peak_flops": {"f32": 1}, "bandwidth": 1}])", "\"name\" must be a non-empty"},
+      {"no peaks", R"([{"name": "x", "bandwidth": 1}])", "entry 0 ('x'): \"peak_flops\" must be an object"},
+      {"peaks a list", R"([{"name": "x", "peak_flops": [1], "bandwidth": 1}])", "\"peak_flops\" must be an object"},
+      {"a peak as text", R"([{"name": "x", "peak_flops": {"bf16": "lots"}, "bandwidth": 1}])",
+       "peak_flops.bf16 must be a positive number, not \"lots\""},
+      {"a zero peak", R"([{"name": "x", "peak_flops": {"bf16": 0}, "bandwidth": 1}])",
+       "peak_flops.bf16 must be a positive number"},
+      {"no bandwidth", R"([{"name": "x", "peak_flops": {"f32": 1}}])", "\"bandwidth\" (bytes/s) is missing"},
+      {"a negative bandwidth", R"([{"name": "x", "peak_flops": {"f32": 1}, "bandwidth": -3}])",
+       "bandwidth must be a positive number, not -3"},
+      {"a misspelt key", R"([{"name": "x", "peak_flops": {"f32": 1}, "bandwith": 1}])", "unknown key \"bandwith\""},
+      {"a source that is not text", R"([{"name": "x", "peak_flops": {"f32": 1}, "bandwidth": 1, "source": 3}])",
+       "\"source\" must be a string"},
+      {"the second entry", R"([{"name": "a", "peak_flops": {"f32": 1}, "bandwidth": 1}, {"name": "b"}])",
+       "entry 1 ('b')"},
+  };
+  const test::TempDir dir;
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    const std::string path = dir.write("bad.json", r.text);
+    CHECK_THROWS_AS(read_device_file(path), Error);
+    CHECK_THROWS_WITH(read_device_file(path), Catch::Contains("device file '" + path + "'") && Catch::Contains(r.message));
+  }
+  const std::string missing = (dir.path() / "missing.json").string();
+  CHECK_THROWS_WITH(load_device_file(missing), Catch::Contains(missing) && Catch::Contains("cannot be opened"));
+}

@@ -1,0 +1,59 @@
+// Formula: polynomials in axis names, their text and their values.
+#include <catch2/catch.hpp>
+
+#include "einexpr/codegen/cost.hpp"
+#include "einexpr/runtime/error.hpp"
+
+using namespace einexpr;
+
+namespace {
+Formula p(Count c, std::vector<std::string> factors) { return Formula::product(c, std::move(factors)); }
+}  // namespace
+
+TEST_CASE("formula text: sorted factors, ordered terms, a common coefficient factored out", "[formula]") {
+  struct Row {
+    const char* what;
+    Formula formula;
+    const char* text;
+  };
+  const Row rows[] = {
+      {"einsum FLOPs", p(2, {"s2", "b", "h", "s1"}), "2·b·h·s1·s2"},
+      {"ideal bf16 bytes", (p(1, {"b", "s1", "h"}) + p(1, {"b", "s2", "h"}) + p(1, {"b", "s1", "s2"})) * 2,
+       "2·(b·h·s1 + b·h·s2 + b·s1·s2)"},
+      {"like terms combine", p(1, {"a", "b"}) + p(1, {"b", "a"}), "2·a·b"},
+      {"numbers fold into the coefficient", p(1, {"3", "h", "2"}), "6·h"},
+      {"no common coefficient", p(1, {"a"}) + p(2, {"b"}), "a + 2·b"},
+      {"higher degree first", p(2, {"n"}) + p(1, {"n", "n"}), "n·n + 2·n"},
+      {"dot-product bytes", (p(2, {"n"}) + p(1, {})) * 2, "2·(2·n + 1)"},
+      {"a reduction's fold", p(1, {"b", "s", "h"}) - p(1, {"b", "h"}), "b·h·s - b·h"},
+      {"a negative first term", p(0, {"x"}) - p(3, {"b"}), "-3·b"},
+      {"constant", Formula::constant(4), "4"},
+      {"zero", Formula::constant(0), "0"},
+      {"zero from cancelling", p(2, {"a"}) - p(2, {"a"}), "0"},
+      {"unit coefficient", p(1, {"i"}), "i"},
+      {"ellipsis dims", p(2, {"…1", "…0", "k"}), "2·k·…0·…1"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    CHECK(r.formula.str() == r.text);
+  }
+  CHECK((p(0, {"a"}) + p(0, {"b"})).terms.empty());
+}
+
+TEST_CASE("formulas evaluate exactly, with numbers standing for themselves", "[formula]") {
+  const std::map<std::string, std::int64_t, std::less<>> lengths = {
+      {"b", 16384}, {"d", 32768}, {"e", 32768}, {"k", 8192}, {"s", 4}, {"h", 3}};
+  CHECK((p(2, {"b", "d", "e"}) + p(2, {"b", "e", "k"})).evaluate(lengths) == Count(43980465111040ULL));
+  CHECK((p(1, {"b", "s", "h"}) - p(1, {"b", "h"})).evaluate(lengths) == Count(16384 * 3 * 3));
+  Formula with_number;
+  with_number.terms.push_back({Count(2), {"5", "h"}, false});  // built by hand: "5" is a number
+  CHECK(with_number.evaluate(lengths) == Count(30));
+  CHECK(p(2, {"b", "d", "e", "k", "b", "d"}).evaluate(lengths).str() == "154742504910672534362390528");
+}
+
+TEST_CASE("formula errors name the axis or the problem", "[formula]") {
+  const std::map<std::string, std::int64_t, std::less<>> lengths = {{"a", 2}, {"neg", -1}};
+  CHECK_THROWS_WITH(p(2, {"a", "z"}).evaluate(lengths), Catch::Contains("no length given for axis 'z'"));
+  CHECK_THROWS_AS(p(1, {"neg"}).evaluate(lengths), ShapeError);
+  CHECK_THROWS_WITH((p(1, {"a"}) - p(3, {})).evaluate(lengths), Catch::Contains("is negative"));
+}
