@@ -13,6 +13,7 @@
 // written = the output once, 0 when the output is a view of an input; planned bytes =
 // the sum over steps; peak_extra_bytes = the most temporary bytes alive at once.
 #include <algorithm>
+#include <set>
 #include <variant>
 
 #include "einexpr/codegen/cost.hpp"
@@ -94,12 +95,15 @@ struct StepCoster {
                    "cost: a contraction's operands are not [batch.., m, k] x [batch.., k, n]");
     const Count outputs = numel(dst);                   // |B|·m·n
     const Count k = elements(a, nb + 1, nb + 2, false);
-    c.flops = Count(2) * outputs * k;
+    // No contracted axis (an outer or Hadamard product): one multiply per output, no add,
+    // as numpy.einsum_path counts it; else 2 per multiply-add.
+    const bool summed = !a.axes[nb + 1].empty();
+    c.flops = summed ? Count(2) * outputs * k : outputs * k;
     c.flops_exact = k == Count(0) ? Count(0) : outputs * (Count(2) * k - Count(1));
     std::vector<std::string> f = factors(dst, 0, nb + 2, false);
     const std::vector<std::string> fk = factors(a, nb + 1, nb + 2, false);
     f.insert(f.end(), fk.begin(), fk.end());
-    c.flops_formula = Formula::product(2, std::move(f));
+    c.flops_formula = Formula::product(summed ? 2 : 1, std::move(f));
     move(c, {s.a, s.b}, s.dst);
     return c;
   }
@@ -172,20 +176,23 @@ Count peak_extra_bytes(const Plan& plan, Count es) {
   return peak;
 }
 
-/// numpy's naive einsum: one loop nest over every distinct axis, 2 FLOPs per iteration.
+/// numpy's naive einsum (einsum_path's "naive FLOP count"): one loop nest over every
+/// distinct axis doing n-1 multiplies per iteration for n operands, plus one add when some
+/// axis is summed. Other plans: their own FLOPs.
 Count naive_flops(const Plan& plan, Count flops) {
-  const auto contractions = std::count_if(plan.steps.begin(), plan.steps.end(), [](const Step& s) {
-    return std::holds_alternative<ContractStep>(s);
-  });
-  if (contractions <= 1) return flops;
+  if (plan.op != "einsum" || plan.num_inputs < 2) return flops;
   const auto lengths = detail::known_axis_lengths(plan);
-  Count product(2);
+  std::set<std::string> out;
+  for (const AxisName& axis : plan.output_value().axes) out.insert(axis.begin(), axis.end());
+  Count product(1);
+  bool summed = false;
   for (const std::string& name : detail::input_axis_names(plan)) {
     auto it = lengths.find(name);
     if (it == lengths.end()) return flops;  // a length the plan does not determine
     product *= Count::from_int64(it->second);
+    summed = summed || out.count(name) == 0;
   }
-  return product;
+  return product * Count(static_cast<std::uint64_t>(plan.num_inputs - 1 + (summed ? 1 : 0)));
 }
 
 }  // namespace
