@@ -108,11 +108,13 @@ const char* kind_name(ContractStep::Kind k) {
   return "?";
 }
 
-std::string buffer_text(const Plan& plan, int v) {
+std::string buffer_text(const Plan& plan, int v, bool view) {
   const Value& val = plan.values.at(static_cast<std::size_t>(v));
   const PlanBuffer& b = plan.buffers.at(static_cast<std::size_t>(val.buffer));
   if (b.input >= 0) return "  (view of input " + std::to_string(b.input) + ")";
-  return "  (new buffer #" + std::to_string(val.buffer) + ", " + std::to_string(b.elements) + " elements)";
+  if (view) return "  (view of buffer #" + std::to_string(val.buffer) + ")";
+  return "  (new buffer #" + std::to_string(val.buffer) + ", " + std::to_string(b.elements) +
+         (b.elements == 1 ? " element)" : " elements)");
 }
 
 }  // namespace
@@ -156,7 +158,7 @@ std::string to_string(const Plan& plan) {
   for (int i = 0; i < plan.num_inputs; ++i) os << "  %" << i << " = input " << i << " : " << value_text(plan, i) << '\n';
   for (const Step& step : plan.steps) {
     const int dst = std::visit([](const auto& s) { return s.dst; }, step);
-    os << "  " << to_string(step, plan) << buffer_text(plan, dst) << '\n';
+    os << "  " << to_string(step, plan) << buffer_text(plan, dst, std::holds_alternative<ViewStep>(step)) << '\n';
   }
   os << "  output %" << plan.output << (plan.output_is_view() ? " (a view: no data moved)" : "") << '\n';
   for (const std::string& note : plan.notes) os << "  # " << note << '\n';

@@ -269,9 +269,11 @@ Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
                                             needed, last ? out_atoms : Names{}));
       alive.push_back(true);
     }
-    if (nodes.size() > 3 || path.steps.size() > 1) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "contraction order %s: %.4Lg FLOPs", path.text.c_str(), path.flops);
+    if (path.steps.size() > 1) {
+      const detail::ContractionPath naive = detail::find_path(sets, out_atoms, r.lengths, ContractionOrder::naive);
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "contraction order %s: %.4Lg FLOPs (left to right %s: %.4Lg)", path.text.c_str(),
+                    path.flops, naive.text.c_str(), naive.flops);
       b.note(buf);
     }
   }
