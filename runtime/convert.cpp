@@ -162,6 +162,20 @@ template <> struct Elem<DType::i64> { using T = std::int64_t; };
 template <> struct Elem<DType::i32> { using T = std::int32_t; };
 template <> struct Elem<DType::boolean> { using T = std::uint8_t; };
 
+// v as a double rounded to odd: the last kept bit is set when any dropped bit was. A second
+// rounding, to any format of at most 51 bits, then gives the correctly rounded result, so
+// i64 -> bf16 (and f16, fp8) rounds once even beyond 2^53.
+double i64_round_to_odd(std::int64_t v) {
+  const std::uint64_t mag = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  const int width = std::bit_width(mag);
+  if (width <= 53) return static_cast<double>(v);
+  const int drop = width - 53;
+  std::uint64_t kept = mag >> drop;
+  if ((mag & ((std::uint64_t{1} << drop) - 1)) != 0) kept |= 1;
+  const double d = std::ldexp(static_cast<double>(kept), drop);
+  return v < 0 ? -d : d;
+}
+
 template <DType D>
 double load(typename Elem<D>::T v) {
   if constexpr (D == DType::f16) return f16_to_f32(v);
@@ -169,6 +183,7 @@ double load(typename Elem<D>::T v) {
   else if constexpr (D == DType::f8_e4m3) return e4m3_to_f32(v);
   else if constexpr (D == DType::f8_e5m2) return e5m2_to_f32(v);
   else if constexpr (D == DType::boolean) return v ? 1.0 : 0.0;
+  else if constexpr (D == DType::i64) return i64_round_to_odd(v);  // only ever rounded again
   else return static_cast<double>(v);
 }
 
