@@ -84,9 +84,10 @@ std::optional<Strides> try_view_strides(std::span<const std::int64_t> shape,
                                         std::span<const std::int64_t> new_shape) {
   // torch's computeStride: walk the old dims from the innermost, in chunks of dims that
   // are contiguous with each other; each chunk must be exactly covered by new dims.
+  const std::int64_t numel = checked_numel(shape);
+  if (checked_numel(new_shape) != numel) return std::nullopt;
   Strides new_strides(new_shape.size(), 1);
   if (shape.empty()) return new_strides;
-  const std::int64_t numel = checked_numel(shape);
   if (numel == 0) {
     if (std::equal(shape.begin(), shape.end(), new_shape.begin(), new_shape.end()))
       return Strides(strides.begin(), strides.end());
