@@ -60,9 +60,10 @@ Layout Layout::contiguous(Shape shape) {
 std::int64_t Layout::numel() const { return checked_numel(shape); }
 
 bool Layout::is_contiguous() const noexcept {
+  for (std::int64_t len : shape)
+    if (len == 0) return true;  // no elements: any strides will do (as torch)
   std::int64_t expected = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 0) return true;
     if (shape[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= shape[i];

@@ -134,6 +134,7 @@ TEST_CASE("contiguous layouts, contiguity and extents", "[layout]") {
       {{{2, 1, 3}, {3, 99, 1}, 0}, true, 6},
       {{{1}, {5}, 2}, true, 3},
       {{{0, 3}, {3, 1}, 4}, true, 0},
+      {{{0, 3}, {7, 9}, 4}, true, 0},  // no elements: contiguous whatever the strides
       {{{2, 3}, {4, 1}, 0}, false, 7},
       {{{3}, {2}, 1}, false, 6},
       {{{4}, {0}, 0}, false, 1},
