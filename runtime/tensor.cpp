@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <ostream>
-#include <sstream>
 
 #include "backend.hpp"
 #include "einexpr/runtime/strided.hpp"
@@ -334,80 +332,5 @@ void Tensor::read_elements(void* out, DType out_dtype) const {
   const Layout dst = Layout::contiguous(layout_.shape);
   convert_strided(static_cast<std::byte*>(out), dst, out_dtype, storage_->data(), layout_, dtype_);
 }
-
-// ---- printing ----
-
-namespace {
-
-void print_value(std::ostream& os, double v, DType dtype) {
-  if (dtype == DType::boolean) {
-    os << (v != 0 ? "True" : "False");
-  } else if (is_integer(dtype)) {
-    os << static_cast<long long>(v);
-  } else if (std::isnan(v)) {
-    os << "nan";
-  } else if (std::isinf(v)) {
-    os << (v > 0 ? "inf" : "-inf");
-  } else if (v == std::floor(v) && std::fabs(v) < 1e16) {
-    os << static_cast<long long>(v) << '.';
-  } else {
-    std::ostringstream s;
-    s.precision(4);
-    s << std::fixed << v;
-    os << s.str();
-  }
-}
-
-void print_dim(std::ostream& os, const Tensor& t, std::vector<std::int64_t>& index, std::size_t d,
-               int indent, bool summarize) {
-  const std::int64_t len = t.shape()[d];
-  os << '[';
-  auto element = [&](std::int64_t i) {
-    index[d] = i;
-    if (d + 1 == index.size()) {
-      std::int64_t off = t.storage_offset();
-      for (std::size_t k = 0; k < index.size(); ++k) off += index[k] * t.strides()[k];
-      const double v = load_as_double(t.storage()->data() + off * static_cast<std::int64_t>(t.element_size()), t.dtype());
-      print_value(os, v, t.dtype());
-    } else {
-      print_dim(os, t, index, d + 1, indent + 1, summarize);
-    }
-  };
-  const bool cut = summarize && len > 6;
-  for (std::int64_t i = 0; i < len; ++i) {
-    if (cut && i == 3) {
-      os << (d + 1 == index.size() ? "..., " : "...,\n" + std::string(static_cast<std::size_t>(indent + 1), ' '));
-      i = len - 3;
-    }
-    element(i);
-    if (i + 1 < len) {
-      if (d + 1 == index.size()) {
-        os << ", ";
-      } else {
-        os << ',' << std::string(index.size() - d - 1, '\n') << std::string(static_cast<std::size_t>(indent + 1), ' ');
-      }
-    }
-  }
-  os << ']';
-}
-
-}  // namespace
-
-std::string Tensor::str() const {
-  std::ostringstream os;
-  if (!storage_) return "tensor(undefined)";
-  if (!device().is_cpu()) return to(Device::cpu()).str() + " on " + device().str();
-  os << "tensor(";
-  if (dim() == 0) {
-    print_value(os, load_as_double(data_ptr(), dtype_), dtype_);
-  } else {
-    std::vector<std::int64_t> index(static_cast<std::size_t>(dim()), 0);
-    print_dim(os, *this, index, 0, 7, numel() > 1000);
-  }
-  os << ", shape=" << shape_str(shape()) << ", dtype=" << name(dtype_) << ')';
-  return os.str();
-}
-
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
 
 }  // namespace einexpr
