@@ -230,8 +230,10 @@ Tensor Tensor::slice(int dim, std::int64_t begin, std::int64_t end, std::int64_t
   const std::int64_t b = clamp(begin), e = std::max(clamp(end), clamp(begin));
   Layout l = layout_;
   l.offset += b * l.strides[d];
-  l.shape[d] = (e - b + step - 1) / step;
-  l.strides[d] = checked_mul(l.strides[d], step);
+  l.shape[d] = e > b ? (e - b - 1) / step + 1 : 0;  // no overflow, whatever the step
+  // stride * step fits whenever two or more elements remain (they lie inside the storage);
+  // with one or none the stride is never used, so keep it rather than overflow.
+  if (l.shape[d] > 1) l.strides[d] = checked_mul(l.strides[d], step);
   return Tensor(storage_, std::move(l), dtype_);
 }
 
