@@ -155,15 +155,17 @@ Tensor Tensor::view(Shape shape) const {
   const Shape target = infer_shape(shape, numel());
   auto strides = try_view_strides(layout_.shape, layout_.strides, target);
   if (!strides) {
+    // Name the first two neighbouring dims (length-1 dims skipped) that do not follow on.
     std::string which;
-    for (std::size_t d = 0; d + 1 < layout_.shape.size(); ++d) {
-      if (layout_.shape[d] != 1 && layout_.shape[d + 1] != 1 &&
-          layout_.strides[d] != layout_.strides[d + 1] * layout_.shape[d + 1]) {
-        which = "; dims " + std::to_string(d) + " and " + std::to_string(d + 1) +
-                " are not contiguous with each other (stride " + std::to_string(layout_.strides[d]) +
-                " != " + std::to_string(layout_.strides[d + 1]) + " * " + std::to_string(layout_.shape[d + 1]) + ")";
-        break;
-      }
+    const Shape& sh = layout_.shape;
+    const Strides& st = layout_.strides;
+    for (std::size_t d = 0, next = 0; d < sh.size() && which.empty(); d = next) {
+      next = d + 1;
+      while (next < sh.size() && sh[next] == 1) ++next;
+      if (sh[d] == 1 || next == sh.size() || st[d] == st[next] * sh[next]) continue;
+      which = "; dims " + std::to_string(d) + " and " + std::to_string(next) +
+              " are not contiguous with each other (stride " + std::to_string(st[d]) + " != " +
+              std::to_string(st[next]) + " * " + std::to_string(sh[next]) + ")";
     }
     throw ShapeError("view size is not compatible with input tensor's size and stride: view " +
                      shape_str(target) + " of a tensor of shape " + shape_str(layout_.shape) +

@@ -116,10 +116,15 @@ TEST_CASE("view: -1 inference, strides of the view, and the non-contiguous error
     CHECK(same_storage(x, y));
   }
   const Tensor t = Tensor::arange(6, DType::i64).view({2, 3}).transpose(1, 0);
+  const Tensor odd = Tensor::arange(6, DType::i64).view({2, 1, 3}).permute({2, 1, 0});
   check_errors({
       {[t] { return t.view({2, 3}); },
        "view size is not compatible with input tensor's size and stride: view [2, 3] of a tensor of "
        "shape [3, 2] and strides [1, 3]; dims 0 and 1 are not contiguous with each other "
+       "(stride 1 != 3 * 2); use reshape() or contiguous() first"},
+      {[odd] { return odd.view({6}); },
+       "view size is not compatible with input tensor's size and stride: view [6] of a tensor of "
+       "shape [3, 1, 2] and strides [1, 3, 3]; dims 0 and 2 are not contiguous with each other "
        "(stride 1 != 3 * 2); use reshape() or contiguous() first"},
       {[x] { return x.view({-1, 5}); }, "shape [-1, 5] is invalid for 24 elements"},
       {[x] { return x.view({-1, -1}); }, "only one dimension can be -1 in shape [-1, -1]"},
