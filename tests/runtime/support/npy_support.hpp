@@ -38,7 +38,7 @@ inline std::string v1_header(const std::string& dict, std::size_t spaces) {
 
 inline std::vector<std::byte> bytes(const std::string& s) {
   std::vector<std::byte> out(s.size());
-  std::memcpy(out.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());
   return out;
 }
 
