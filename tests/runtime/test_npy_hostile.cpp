@@ -3,6 +3,7 @@
 // and no allocation sized by a lying header.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -174,4 +175,40 @@ TEST_CASE("max_bytes limits the data read, after the file's own size is checked"
   CHECK(parse_npy(b, "x.npy", limited).to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
   CHECK_THROWS_WITH(parse_npy(tn::bytes(v1(f4("(2, 3)"), "short")), "x.npy", limited),
                     "x.npy: the .npy data is 5 bytes, but shape [2, 3] of <f4 needs 24 (the file is truncated)");
+}
+
+TEST_CASE("randomly mutated .npy files are read or refused with einexpr::Error, never worse", "[npy][errors]") {
+  const std::vector<std::string> seeds = {
+      tn::text(npy_bytes(Tensor::randn({2, 3}, DType::f32, 1))),
+      tn::text(npy_bytes(Tensor::randn({4}, DType::bf16, 2), NpyWriteOptions{true, false})),
+      tn::text(npy_bytes(Tensor::randn({2, 2, 2}, DType::i64, 3), NpyWriteOptions{true, false})),
+      v1("{'descr': '>f8', 'fortran_order': True, 'shape': (1, 2)}", std::string(16, '\x40')),
+  };
+  const std::string alphabet = "(){}[],:'\"0123456789-+TFNLx <>|=?fiubV\n\t\\";
+  std::mt19937_64 rng(12345);
+  int read = 0, refused = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    std::string b = seeds[static_cast<std::size_t>(trial) % seeds.size()];
+    for (int m = 0, n = 1 + static_cast<int>(rng() % 3); m < n && !b.empty(); ++m) {
+      const std::size_t at = rng() % b.size();
+      switch (rng() % 5) {
+        case 0: b[at] = static_cast<char>(rng()); break;
+        case 1: b[at] = alphabet[rng() % alphabet.size()]; break;
+        case 2: b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), alphabet[rng() % alphabet.size()]); break;
+        case 3: b.erase(at, 1); break;
+        default: b.resize(at); break;
+      }
+    }
+    try {
+      const Tensor t = parse_npy(tn::bytes(b), "fuzz.npy");
+      CHECK(t.nbytes() <= b.size());
+      ++read;
+    } catch (const Error& e) {
+      if (std::string(e.what()).rfind("fuzz.npy: ", 0) != 0) CHECK(std::string(e.what()) == "fuzz.npy: ...");
+      ++refused;
+    }
+  }
+  CHECK(read + refused == 4000);
+  CHECK(refused > 1000);  // most mutations break something; some leave a readable file
+  CHECK(read > 100);
 }
