@@ -35,6 +35,25 @@ std::uint64_t round_shift(std::uint64_t m, int shift) {
   return (r > half || (r == half && (q & 1))) ? q + 1 : q;
 }
 
+// The nan of format f with sign bit `sign` (already in place) for a source nan whose
+// fraction is `fraction` (of `fraction_bits` bits). IEEE formats keep the top bits of the
+// payload, as numpy does, so every nan code round-trips through f32; where those bits are
+// all zero the quiet bit is set, so a nan never becomes inf. e4m3fn has one nan per sign.
+std::uint32_t nan_code(std::uint32_t sign, std::uint64_t fraction, int fraction_bits, Format f) {
+  const int E = f.exponent_bits, M = f.mantissa_bits;
+  const std::uint32_t exp_all = (1u << E) - 1;
+  if (!f.ieee) return sign | (exp_all << M) | ((1u << M) - 1);
+  auto payload = static_cast<std::uint32_t>(fraction >> (fraction_bits - M));
+  if (payload == 0) payload = 1u << (M - 1);
+  return sign | (exp_all << M) | payload;
+}
+
+// The nan of format f for the f32 nan with bits `bits`.
+std::uint32_t nan_from_f32(std::uint32_t bits, Format f) {
+  const std::uint32_t sign = (bits >> 31) << (f.exponent_bits + f.mantissa_bits);
+  return nan_code(sign, bits & 0x7FFFFFu, 23, f);
+}
+
 // Encodes `x` in format f. Overflow: inf for IEEE formats; e4m3fn saturates to +-448.
 std::uint32_t encode(double x, Format f) {
   const int E = f.exponent_bits, M = f.mantissa_bits;
@@ -42,10 +61,9 @@ std::uint32_t encode(double x, Format f) {
   const std::uint32_t exp_all = (1u << E) - 1;
   const std::uint32_t inf_code = exp_all << M;
   const std::uint32_t max_code = f.ieee ? inf_code - 1 : (exp_all << M) | ((1u << M) - 2);
-  const std::uint32_t nan_code = f.ieee ? inf_code | (1u << (M - 1)) : (exp_all << M) | ((1u << M) - 1);
-  if (std::isnan(x)) return sign | nan_code;
-  if (std::isinf(x)) return sign | (f.ieee ? inf_code : max_code);
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  if (std::isnan(x)) return nan_code(sign, bits & ((std::uint64_t{1} << 52) - 1), 52, f);
+  if (std::isinf(x)) return sign | (f.ieee ? inf_code : max_code);
   const int e64 = static_cast<int>((bits >> 52) & 0x7FF);
   if (e64 == 0) return sign;  // f64 subnormals are far below every format's subnormals
   const std::uint64_t m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
@@ -87,7 +105,7 @@ struct Fp8Tables {
   Fp8Tables() {
     for (std::uint32_t i = 0; i < 256; ++i) {
       e4m3[i] = static_cast<float>(decode(i, kE4M3));
-      e5m2[i] = static_cast<float>(decode(i, kE5M2));
+      e5m2[i] = f16_to_f32(static_cast<std::uint16_t>(i << 8));  // e5m2 is f16's top byte, nans included
     }
   }
 };
@@ -106,14 +124,17 @@ float f16_to_f32(std::uint16_t bits) noexcept {
   const float v = static_cast<float>(m) * 5.9604644775390625e-08f;  // m * 2^-24
   return sign ? -v : v;
 }
-std::uint16_t f32_to_f16(float value) noexcept { return static_cast<std::uint16_t>(encode(value, kF16)); }
+std::uint16_t f32_to_f16(float value) noexcept {
+  if (std::isnan(value)) return static_cast<std::uint16_t>(nan_from_f32(std::bit_cast<std::uint32_t>(value), kF16));
+  return static_cast<std::uint16_t>(encode(value, kF16));
+}
 
 float bf16_to_f32(std::uint16_t bits) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 std::uint16_t f32_to_bf16(float value) noexcept {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // quiet nan
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>(nan_from_f32(bits, kBF16));
   const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>((bits + rounding) >> 16);
 }
@@ -121,7 +142,10 @@ std::uint16_t f32_to_bf16(float value) noexcept {
 float e4m3_to_f32(std::uint8_t bits) noexcept { return fp8_tables().e4m3[bits]; }
 std::uint8_t f32_to_e4m3(float value) noexcept { return static_cast<std::uint8_t>(encode(value, kE4M3)); }
 float e5m2_to_f32(std::uint8_t bits) noexcept { return fp8_tables().e5m2[bits]; }
-std::uint8_t f32_to_e5m2(float value) noexcept { return static_cast<std::uint8_t>(encode(value, kE5M2)); }
+std::uint8_t f32_to_e5m2(float value) noexcept {
+  if (std::isnan(value)) return static_cast<std::uint8_t>(nan_from_f32(std::bit_cast<std::uint32_t>(value), kE5M2));
+  return static_cast<std::uint8_t>(encode(value, kE5M2));
+}
 
 namespace {
 
@@ -138,6 +162,20 @@ template <> struct Elem<DType::i64> { using T = std::int64_t; };
 template <> struct Elem<DType::i32> { using T = std::int32_t; };
 template <> struct Elem<DType::boolean> { using T = std::uint8_t; };
 
+// v as a double rounded to odd: the last kept bit is set when any dropped bit was. A second
+// rounding, to any format of at most 51 bits, then gives the correctly rounded result, so
+// i64 -> bf16 (and f16, fp8) rounds once even beyond 2^53.
+double i64_round_to_odd(std::int64_t v) {
+  const std::uint64_t mag = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  const int width = std::bit_width(mag);
+  if (width <= 53) return static_cast<double>(v);
+  const int drop = width - 53;
+  std::uint64_t kept = mag >> drop;
+  if ((mag & ((std::uint64_t{1} << drop) - 1)) != 0) kept |= 1;
+  const double d = std::ldexp(static_cast<double>(kept), drop);
+  return v < 0 ? -d : d;
+}
+
 template <DType D>
 double load(typename Elem<D>::T v) {
   if constexpr (D == DType::f16) return f16_to_f32(v);
@@ -145,6 +183,7 @@ double load(typename Elem<D>::T v) {
   else if constexpr (D == DType::f8_e4m3) return e4m3_to_f32(v);
   else if constexpr (D == DType::f8_e5m2) return e5m2_to_f32(v);
   else if constexpr (D == DType::boolean) return v ? 1.0 : 0.0;
+  else if constexpr (D == DType::i64) return i64_round_to_odd(v);  // only ever rounded again
   else return static_cast<double>(v);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "einexpr/runtime/error.hpp"
@@ -80,6 +81,27 @@ FInfo finfo(DType dtype) {
     default:
       throw DTypeError("finfo is defined for floating dtypes only, not " + std::string(name(dtype)));
   }
+}
+
+std::string to_string(const FInfo& info) {
+  auto g = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  const char* torch_name = "";
+  switch (info.dtype) {
+    case DType::f64: torch_name = "float64"; break;
+    case DType::f32: torch_name = "float32"; break;
+    case DType::f16: torch_name = "float16"; break;
+    case DType::bf16: torch_name = "bfloat16"; break;
+    case DType::f8_e4m3: torch_name = "float8_e4m3fn"; break;
+    case DType::f8_e5m2: torch_name = "float8_e5m2"; break;
+    default: torch_name = name(info.dtype).data(); break;
+  }
+  return "finfo(resolution=" + g(info.resolution) + ", min=" + g(info.min) + ", max=" + g(info.max) +
+         ", eps=" + g(info.eps) + ", smallest_normal=" + g(info.smallest_normal) + ", tiny=" + g(info.tiny) +
+         ", dtype=" + torch_name + ")";
 }
 
 }  // namespace einexpr

@@ -60,9 +60,10 @@ Layout Layout::contiguous(Shape shape) {
 std::int64_t Layout::numel() const { return checked_numel(shape); }
 
 bool Layout::is_contiguous() const noexcept {
+  for (std::int64_t len : shape)
+    if (len == 0) return true;  // no elements: any strides will do (as torch)
   std::int64_t expected = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 0) return true;
     if (shape[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= shape[i];
@@ -84,9 +85,10 @@ std::optional<Strides> try_view_strides(std::span<const std::int64_t> shape,
                                         std::span<const std::int64_t> new_shape) {
   // torch's computeStride: walk the old dims from the innermost, in chunks of dims that
   // are contiguous with each other; each chunk must be exactly covered by new dims.
+  const std::int64_t numel = checked_numel(shape);
+  if (checked_numel(new_shape) != numel) return std::nullopt;
   Strides new_strides(new_shape.size(), 1);
   if (shape.empty()) return new_strides;
-  const std::int64_t numel = checked_numel(shape);
   if (numel == 0) {
     if (std::equal(shape.begin(), shape.end(), new_shape.begin(), new_shape.end()))
       return Strides(strides.begin(), strides.end());

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <ostream>
-#include <sstream>
 
 #include "backend.hpp"
 #include "einexpr/runtime/strided.hpp"
@@ -157,15 +155,17 @@ Tensor Tensor::view(Shape shape) const {
   const Shape target = infer_shape(shape, numel());
   auto strides = try_view_strides(layout_.shape, layout_.strides, target);
   if (!strides) {
+    // Name the first two neighbouring dims (length-1 dims skipped) that do not follow on.
     std::string which;
-    for (std::size_t d = 0; d + 1 < layout_.shape.size(); ++d) {
-      if (layout_.shape[d] != 1 && layout_.shape[d + 1] != 1 &&
-          layout_.strides[d] != layout_.strides[d + 1] * layout_.shape[d + 1]) {
-        which = "; dims " + std::to_string(d) + " and " + std::to_string(d + 1) +
-                " are not contiguous with each other (stride " + std::to_string(layout_.strides[d]) +
-                " != " + std::to_string(layout_.strides[d + 1]) + " * " + std::to_string(layout_.shape[d + 1]) + ")";
-        break;
-      }
+    const Shape& sh = layout_.shape;
+    const Strides& st = layout_.strides;
+    for (std::size_t d = 0, next = 0; d < sh.size() && which.empty(); d = next) {
+      next = d + 1;
+      while (next < sh.size() && sh[next] == 1) ++next;
+      if (sh[d] == 1 || next == sh.size() || st[d] == st[next] * sh[next]) continue;
+      which = "; dims " + std::to_string(d) + " and " + std::to_string(next) +
+              " are not contiguous with each other (stride " + std::to_string(st[d]) + " != " +
+              std::to_string(st[next]) + " * " + std::to_string(sh[next]) + ")";
     }
     throw ShapeError("view size is not compatible with input tensor's size and stride: view " +
                      shape_str(target) + " of a tensor of shape " + shape_str(layout_.shape) +
@@ -232,8 +232,10 @@ Tensor Tensor::slice(int dim, std::int64_t begin, std::int64_t end, std::int64_t
   const std::int64_t b = clamp(begin), e = std::max(clamp(end), clamp(begin));
   Layout l = layout_;
   l.offset += b * l.strides[d];
-  l.shape[d] = (e - b + step - 1) / step;
-  l.strides[d] = checked_mul(l.strides[d], step);
+  l.shape[d] = e > b ? (e - b - 1) / step + 1 : 0;  // no overflow, whatever the step
+  // stride * step fits whenever two or more elements remain (they lie inside the storage);
+  // with one or none the stride is never used, so keep it rather than overflow.
+  if (l.shape[d] > 1) l.strides[d] = checked_mul(l.strides[d], step);
   return Tensor(storage_, std::move(l), dtype_);
 }
 
@@ -334,80 +336,5 @@ void Tensor::read_elements(void* out, DType out_dtype) const {
   const Layout dst = Layout::contiguous(layout_.shape);
   convert_strided(static_cast<std::byte*>(out), dst, out_dtype, storage_->data(), layout_, dtype_);
 }
-
-// ---- printing ----
-
-namespace {
-
-void print_value(std::ostream& os, double v, DType dtype) {
-  if (dtype == DType::boolean) {
-    os << (v != 0 ? "True" : "False");
-  } else if (is_integer(dtype)) {
-    os << static_cast<long long>(v);
-  } else if (std::isnan(v)) {
-    os << "nan";
-  } else if (std::isinf(v)) {
-    os << (v > 0 ? "inf" : "-inf");
-  } else if (v == std::floor(v) && std::fabs(v) < 1e16) {
-    os << static_cast<long long>(v) << '.';
-  } else {
-    std::ostringstream s;
-    s.precision(4);
-    s << std::fixed << v;
-    os << s.str();
-  }
-}
-
-void print_dim(std::ostream& os, const Tensor& t, std::vector<std::int64_t>& index, std::size_t d,
-               int indent, bool summarize) {
-  const std::int64_t len = t.shape()[d];
-  os << '[';
-  auto element = [&](std::int64_t i) {
-    index[d] = i;
-    if (d + 1 == index.size()) {
-      std::int64_t off = t.storage_offset();
-      for (std::size_t k = 0; k < index.size(); ++k) off += index[k] * t.strides()[k];
-      const double v = load_as_double(t.storage()->data() + off * static_cast<std::int64_t>(t.element_size()), t.dtype());
-      print_value(os, v, t.dtype());
-    } else {
-      print_dim(os, t, index, d + 1, indent + 1, summarize);
-    }
-  };
-  const bool cut = summarize && len > 6;
-  for (std::int64_t i = 0; i < len; ++i) {
-    if (cut && i == 3) {
-      os << (d + 1 == index.size() ? "..., " : "...,\n" + std::string(static_cast<std::size_t>(indent + 1), ' '));
-      i = len - 3;
-    }
-    element(i);
-    if (i + 1 < len) {
-      if (d + 1 == index.size()) {
-        os << ", ";
-      } else {
-        os << ',' << std::string(index.size() - d - 1, '\n') << std::string(static_cast<std::size_t>(indent + 1), ' ');
-      }
-    }
-  }
-  os << ']';
-}
-
-}  // namespace
-
-std::string Tensor::str() const {
-  std::ostringstream os;
-  if (!storage_) return "tensor(undefined)";
-  if (!device().is_cpu()) return to(Device::cpu()).str() + " on " + device().str();
-  os << "tensor(";
-  if (dim() == 0) {
-    print_value(os, load_as_double(data_ptr(), dtype_), dtype_);
-  } else {
-    std::vector<std::int64_t> index(static_cast<std::size_t>(dim()), 0);
-    print_dim(os, *this, index, 0, 7, numel() > 1000);
-  }
-  os << ", shape=" << shape_str(shape()) << ", dtype=" << name(dtype_) << ')';
-  return os.str();
-}
-
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
 
 }  // namespace einexpr

@@ -57,3 +57,46 @@ TEST_CASE("view of a transposed tensor fails, and contiguous() copies", "[tensor
   CHECK(z.to_vector<float>() == std::vector<float>{1, 4, 2, 5, 3, 6});
   CHECK(x.contiguous().same_storage(x));
 }
+
+TEST_CASE("the seeds' 4x4 tensor: strides (4, 1) and x[1][2] at index 6", "[tensor][seeds]") {
+  const Tensor x = Tensor::arange(16).view({4, 4});
+  CHECK(x.stride(0) == 4);
+  CHECK(x.stride(1) == 1);
+  const std::int64_t r = 1, c = 2;
+  CHECK(r * x.stride(0) + c * x.stride(1) == 6);
+  CHECK(x.select(0, 1).select(0, 2).storage_offset() == 6);  // x[1][2]
+  const Tensor t = Tensor::randn({10, 10, 20}, DType::i64, 1);
+  CHECK(t.element_offset({2, 3, 4}) == 2 * 200 + 3 * 20 + 4);
+}
+
+TEST_CASE("the seeds' slicing examples on [[1, 2, 3], [4, 5, 6]]", "[tensor][seeds]") {
+  const Tensor x = Tensor::from_vector<std::int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(x.select(1, 1).to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 5});  // x[:, 1]
+  CHECK(same_storage(x, x.select(1, 1)));
+  const Tensor v = x.view({3, 2});
+  CHECK(v.str() == "tensor([[1, 2],\n        [3, 4],\n        [5, 6]], shape=[3, 2], dtype=i64)");
+  const Tensor y = x.transpose(1, 0).contiguous().view({2, 3});
+  CHECK(y.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 4, 2, 5, 3, 6});
+  CHECK_FALSE(same_storage(x, y));
+}
+
+TEST_CASE("memory of torch.ones((4, 8, 20)) in each dtype, and two 32x32 f32 tensors", "[tensor][seeds]") {
+  struct Row { DType dtype; std::size_t element, bytes; };
+  const Row rows[] = {
+      {DType::f64, 8, 5120}, {DType::f32, 4, 2560}, {DType::f16, 2, 1280}, {DType::bf16, 2, 1280},
+      {DType::f8_e4m3, 1, 640}, {DType::f8_e5m2, 1, 640}, {DType::i64, 8, 5120}, {DType::i32, 4, 2560},
+      {DType::boolean, 1, 640},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(name(r.dtype));
+    const Tensor x = Tensor::ones({4, 8, 20}, r.dtype);
+    CHECK(x.dtype() == r.dtype);
+    CHECK(x.numel() == 640);
+    CHECK(x.element_size() == r.element);
+    CHECK(x.nbytes() == r.bytes);
+    CHECK(x.storage()->nbytes() == r.bytes);
+  }
+  const Tensor y = Tensor::zeros({32, 32}), z = Tensor::zeros({32, 32});
+  CHECK(y.nbytes() + z.nbytes() == 8192);
+  CHECK(static_cast<double>(Tensor::zeros({4, 8, 20}).nbytes()) / (1 << 20) == Approx(0.00244140625));
+}

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace einexpr {
@@ -46,6 +47,10 @@ struct FInfo {
 };
 /// Throws DTypeError for integer and bool dtypes.
 FInfo finfo(DType dtype);
+/// torch's repr of finfo, each value as %g prints it: "finfo(resolution=1e-06,
+/// min=-3.40282e+38, max=3.40282e+38, eps=1.19209e-07, smallest_normal=1.17549e-38,
+/// tiny=1.17549e-38, dtype=float32)". The dtype is named as torch names it.
+std::string to_string(const FInfo& info);
 
 // ---- storage types of the reduced floats (bit patterns, no arithmetic) ----
 struct half_t { std::uint16_t bits; };

@@ -1,0 +1,140 @@
+// Program, built by hand with lambdas as kernels: run() into a temporary and as a view of an
+// input, run_into() directly and through a copy, and the errors of check_inputs / run_into.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/program.hpp"
+
+using namespace einexpr;
+
+namespace {
+
+// out = 2 * in + 1 over a [2, 3] f32 input, through one temporary; records where it wrote.
+Program doubling_program(std::byte** written = nullptr) {
+  Program p;
+  p.dtype = DType::f32;
+  p.input_layouts = {Layout::contiguous({2, 3})};
+  p.temp_bytes = {6 * sizeof(float)};
+  p.kernels.push_back({"scale", [written](const Workspace& w) {
+                         const auto* in = reinterpret_cast<const float*>(w.buffers[0]);
+                         auto* out = reinterpret_cast<float*>(w.buffers[1]);
+                         for (int i = 0; i < 6; ++i) out[i] = 2 * in[i] + 1;
+                         if (written) *written = w.buffers[1];
+                       }});
+  p.output_buffer = 1;
+  p.output_layout = Layout::contiguous({2, 3});
+  return p;
+}
+
+// The transpose of its [2, 3] input, as a view: no kernels, no temporaries.
+Program transpose_program() {
+  Program p;
+  p.input_layouts = {Layout::contiguous({2, 3})};
+  p.output_buffer = 0;
+  p.output_layout = Layout{{3, 2}, {1, 3}, 0};
+  return p;
+}
+
+std::vector<float> doubled(const std::vector<float>& v) {
+  std::vector<float> out;
+  for (float x : v) out.push_back(2 * x + 1);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Program::run executes its kernels in order into a temporary", "[program]") {
+  Program p = doubling_program();
+  p.kernels.push_back({"negate", [](const Workspace& w) {  // a second kernel sees the first's result
+                         auto* out = reinterpret_cast<float*>(w.buffers[1]);
+                         for (int i = 0; i < 6; ++i) out[i] = -out[i];
+                       }});
+  const Tensor x = Tensor::randn({2, 3}, DType::f32, 1);
+  const Tensor y = p.run(std::vector<Tensor>{x});
+  std::vector<float> want = doubled(x.to_vector<float>());
+  for (float& v : want) v = -v;
+  CHECK(y.to_vector<float>() == want);
+  CHECK_FALSE(same_storage(x, y));
+  CHECK(p.workspace_bytes() == 24);
+  CHECK(p.num_inputs() == 1);
+  CHECK(p.str() ==
+        "program on cpu, 1 input(s), 1 temporaries (24 bytes)\n"
+        "  0: scale\n"
+        "  1: negate\n"
+        "  output: buffer 1 shape [2, 3] strides [3, 1]");
+}
+
+TEST_CASE("Program::run returns a view of an input when the output is one", "[program]") {
+  const Program p = transpose_program();
+  const Tensor base = Tensor::randn({4, 3}, DType::f32, 2);
+  const Tensor x = base.slice(0, 1, 3);  // an input with a storage offset
+  const Tensor y = p.run(std::vector<Tensor>{x});
+  CHECK(same_storage(y, base));
+  CHECK(y.shape() == Shape{3, 2});
+  CHECK(y.to_vector<float>() == x.transpose(0, 1).to_vector<float>());
+}
+
+TEST_CASE("run_into writes directly where the layouts agree, else copies", "[program]") {
+  std::byte* written = nullptr;
+  const Program p = doubling_program(&written);
+  const Tensor x = Tensor::randn({2, 3}, DType::f32, 3);
+  Tensor out = Tensor::zeros({2, 3});
+  p.run_into(std::vector<Tensor>{x}, out);
+  CHECK(written == out.data_ptr());  // the kernel wrote into out: no temporary, no copy
+  CHECK(out.to_vector<float>() == doubled(x.to_vector<float>()));
+
+  Tensor base = Tensor::zeros({3, 2});
+  Tensor transposed = base.transpose(0, 1);  // right shape, other strides: computed, then copied
+  p.run_into(std::vector<Tensor>{x}, transposed);
+  CHECK(written != transposed.data_ptr());
+  CHECK(transposed.to_vector<float>() == doubled(x.to_vector<float>()));
+  CHECK(base.to_vector<float>() == transposed.transpose(0, 1).contiguous().to_vector<float>());
+
+  const Program view = transpose_program();
+  Tensor into = Tensor::zeros({3, 2});
+  view.run_into(std::vector<Tensor>{x}, into);
+  CHECK(into.to_vector<float>() == x.transpose(0, 1).to_vector<float>());
+}
+
+TEST_CASE("check_inputs and run_into name what is wrong", "[program][errors]") {
+  const Program p = doubling_program();
+  const Tensor x = Tensor::randn({2, 3}, DType::f32, 4);
+  struct Row { std::function<void()> call; std::string message; };
+  Tensor out = Tensor::zeros({2, 3});
+  Tensor wrong_shape = Tensor::zeros({3, 2});
+  Tensor wrong_dtype = Tensor::zeros({2, 3}, DType::f64);
+  Tensor shared = x.view({2, 3});
+  Tensor undefined;
+  const Row rows[] = {
+      {[&] { p.run(std::vector<Tensor>{x, x}); }, "the program takes 1 inputs, got 2"},
+      {[&] { p.run(std::vector<Tensor>{}); }, "the program takes 1 inputs, got 0"},
+      {[&] { p.run(std::vector<Tensor>{Tensor()}); }, "input 0 is an undefined tensor"},
+      {[&] { p.run(std::vector<Tensor>{x.to(DType::f64)}); },
+       "input 0 is f64 but the program was planned for f32"},
+      {[&] { p.run(std::vector<Tensor>{x.transpose(0, 1)}); },
+       "input 0 has shape [3, 2] and strides [1, 3] but the program was planned for shape [2, 3] and strides [3, 1]"},
+      {[&] { p.run(std::vector<Tensor>{x.view({3, 2})}); },
+       "input 0 has shape [3, 2] and strides [2, 1] but the program was planned for shape [2, 3] and strides [3, 1]"},
+      {[&] { p.run_into(std::vector<Tensor>{x}, wrong_shape); },
+       "the output tensor has shape [3, 2] but the result has shape [2, 3]"},
+      {[&] { p.run_into(std::vector<Tensor>{x}, wrong_dtype); }, "the output tensor is f64 but the result is f32"},
+      {[&] { p.run_into(std::vector<Tensor>{x}, shared); },
+       "the output tensor shares storage with an input; write into a separate tensor"},
+      {[&] { p.run_into(std::vector<Tensor>{x}, undefined); }, "the output tensor is undefined"},
+      {[&] { p.run_into(std::vector<Tensor>{x.to(DType::i32)}, out); },
+       "input 0 is i32 but the program was planned for f32"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.message);
+    CHECK_THROWS_WITH(r.call(), r.message);
+  }
+  CHECK_THROWS_AS(p.run(std::vector<Tensor>{x.to(DType::f64)}), DTypeError);
+  CHECK_THROWS_AS(p.run(std::vector<Tensor>{x.transpose(0, 1)}), ShapeError);
+  CHECK_THROWS_AS(p.run_into(std::vector<Tensor>{x}, wrong_dtype), DTypeError);
+  CHECK(out.to_vector<float>() == std::vector<float>(6, 0.0f));  // nothing written by a refused run
+}
