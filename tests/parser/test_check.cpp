@@ -157,7 +157,7 @@ TEST_CASE("check: a rule applies to some ops only", "[check]") {
       {"i i -> i", false, false, false, true, false},
       {"b 2 -> b", false, true, false, false, false},
       {"b -> b 2", false, false, true, false, false},
-      {"b (h w) -> b h w", true, true, true, false, false},
+      {"b (h w) -> b h w", true, true, true, true, true},
       {"i j, j k -> i k", false, false, false, true, false},
       {"x, y -> x y", false, false, false, true, true},
   };
