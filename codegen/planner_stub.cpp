@@ -14,6 +14,4 @@ Plan plan_einsum(const ast::Pattern&, std::span<const Layout>, DType, const Axis
 Plan plan_unary(UnaryOp, const Layout&, DType) { todo("plan_unary"); }
 Plan plan_binary(const ast::Pattern&, BinaryOp, std::span<const Layout>, DType, const AxisLengths&) { todo("plan_binary"); }
 std::vector<Shape> operand_shapes(const ast::Pattern&, const AxisLengths&) { todo("operand_shapes"); }
-Program lower_cpu(const Plan&) { todo("lower_cpu"); }
-const char* cpu_gemm_backend() noexcept { return "eigen"; }
 }  // namespace einexpr
