@@ -51,13 +51,14 @@ GemmOperand gemm_operand(const Operand& v, int batch_dims, DType dtype, DType ge
   const Layout& l = v.layout;
   Layout staged{l.shape, Strides(l.shape.size(), 0), 0};
   op.stage_value = l;
-  std::int64_t elements = 1;
+  std::int64_t elements = 1, stride = 1;  // strides as if empty dims had length 1
   for (std::size_t d = l.shape.size(); d-- > 0;) {
     if (static_cast<int>(d) < batch_dims && l.strides[d] == 0) {
       op.stage_value.shape[d] = 1;
       continue;
     }
-    staged.strides[d] = elements;
+    staged.strides[d] = stride;
+    stride *= std::max<std::int64_t>(l.shape[d], 1);
     elements *= l.shape[d];
   }
   op.stage_gemm = Layout{op.stage_value.shape, staged.strides, 0};

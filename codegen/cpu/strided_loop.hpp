@@ -89,8 +89,9 @@ class Odometer {
   void seek(std::int64_t flat) {
     offsets_.fill(0);
     for (std::size_t d = index_.size(); d-- > 0;) {
-      index_[d] = flat % (*shape_)[d];
-      flat /= (*shape_)[d];
+      const std::int64_t n = std::max<std::int64_t>((*shape_)[d], 1);  // empty nests seek to 0
+      index_[d] = flat % n;
+      flat /= n;
       for (std::size_t v = 0; v < N; ++v) offsets_[v] += index_[d] * (*strides_)[v][d];
     }
   }
