@@ -8,6 +8,7 @@
 //                        Eigen single-threaded inside; large ones: Eigen's parallel GEMM.
 //   generic              a strided loop over (B.., m, n) with the k sum innermost per output
 //                        row, for Hadamard-like shapes where a GEMM call per element wastes.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -112,7 +113,8 @@ void run_gemm(const GemmPlan& p, const Workspace& ws) {
   T* c = buffer_ptr<T>(ws, p.c.gemm.buffer) + p.c.gemm.layout.offset;
   const std::int64_t batches = p.batch.numel();
   const int threads = num_threads();
-  if (threads > 1 && batches > 1 && (p.mnk < large_gemm || batches >= threads)) {
+  const bool worth_threads = batches * p.mnk >= parallel_threshold;
+  if (threads > 1 && batches > 1 && worth_threads && (p.mnk < large_gemm || batches >= threads)) {
 #pragma omp parallel num_threads(static_cast<int>(std::min<std::int64_t>(threads, batches)))
     {
       const auto [begin, end] = thread_range(batches, omp_get_thread_num(), omp_get_num_threads());
@@ -167,7 +169,8 @@ void run_generic(const GenericPlan& p, S* dst, const S* a, const S* b) {
   using A = accumulate_t<compute_t<S>>;
   const std::int64_t ds = p.nest.row_stride(0), as = p.nest.row_stride(1), bs = p.nest.row_stride(2);
   parallel_pieces(p.nest, generic_block, [&](const std::array<std::int64_t, 3>& off, std::int64_t n) {
-    A acc[generic_block] = {};
+    A acc[generic_block];
+    std::fill(acc, acc + n, A(0));
     for (std::int64_t kk = 0; kk < p.k; ++kk) {
       const S* x = a + off[1] + kk * p.a_k;
       const S* y = b + off[2] + kk * p.b_k;
