@@ -1,0 +1,44 @@
+#pragma once
+// The CPU kernels, one maker per step kind; lower_cpu.cpp visits the plan's steps and calls
+// them. Each returns a Kernel whose run() captures, by value, everything it needs.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "einexpr/codegen/plan.hpp"
+#include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/layout.hpp"
+#include "einexpr/runtime/program.hpp"
+
+namespace einexpr::cpu {
+
+/// A value as a kernel sees it: a program buffer and a layout relative to its base.
+struct Operand {
+  int buffer = 0;
+  Layout layout;
+};
+
+/// Appends a temporary of `bytes` to the program being lowered; returns its buffer index.
+using AddTemp = std::function<int(std::size_t bytes)>;
+
+/// The base address of `buffer` as T*.
+template <class T>
+T* buffer_ptr(const Workspace& ws, int buffer) {
+  return reinterpret_cast<T*>(ws.buffers[static_cast<std::size_t>(buffer)]);
+}
+
+/// CopyStep: dst = src (src may broadcast), through the runtime's copy_strided.
+Kernel copy_kernel(const Operand& src, const Operand& dst, DType dtype);
+/// ContractStep: batched GEMM through Eigen maps, or a strided loop for kind generic.
+Kernel contract_kernel(const ContractStep& step, const Operand& a, const Operand& b, const Operand& dst,
+                       DType dtype, const AddTemp& add_temp);
+/// ReduceStep over any axes of any strided source.
+Kernel reduce_kernel(const ReduceStep& step, const Operand& src, const Operand& dst, DType dtype);
+/// MapStep: a unary or binary elementwise function, sources broadcast to dst's shape.
+Kernel map_kernel(const MapStep& step, const std::vector<Operand>& srcs, const Operand& dst, DType dtype);
+
+/// "[2, 3] strides [3, 1]": for kernel names.
+std::string layout_str(const Layout& layout);
+
+}  // namespace einexpr::cpu

@@ -1,0 +1,119 @@
+#pragma once
+// Element types of the CPU kernels: how each dtype is stored, the type it is computed in
+// (plan.hpp's arithmetic contract: f64 in double, f32 and the reduced floats in float,
+// integers in int64) and the conversions between the two.
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/error.hpp"
+
+namespace einexpr::cpu {
+
+/// Storage of DType::boolean: one byte, anything nonzero reads as true.
+struct bool_t {
+  std::uint8_t bits;
+};
+
+/// Element<S>: `Compute`, `load(S) -> Compute` and `store(Compute) -> S`.
+template <class S>
+struct Element;
+template <>
+struct Element<double> {
+  using Compute = double;
+  static double load(double x) { return x; }
+  static double store(double x) { return x; }
+};
+template <>
+struct Element<float> {
+  using Compute = float;
+  static float load(float x) { return x; }
+  static float store(float x) { return x; }
+};
+template <>
+struct Element<half_t> {
+  using Compute = float;
+  static float load(half_t x) { return f16_to_f32(x.bits); }
+  static half_t store(float x) { return half_t{f32_to_f16(x)}; }
+};
+template <>
+struct Element<bfloat16_t> {
+  using Compute = float;
+  static float load(bfloat16_t x) { return bf16_to_f32(x.bits); }
+  static bfloat16_t store(float x) { return bfloat16_t{f32_to_bf16(x)}; }
+};
+template <>
+struct Element<float8_e4m3_t> {
+  using Compute = float;
+  static float load(float8_e4m3_t x) { return e4m3_to_f32(x.bits); }
+  static float8_e4m3_t store(float x) { return float8_e4m3_t{f32_to_e4m3(x)}; }
+};
+template <>
+struct Element<float8_e5m2_t> {
+  using Compute = float;
+  static float load(float8_e5m2_t x) { return e5m2_to_f32(x.bits); }
+  static float8_e5m2_t store(float x) { return float8_e5m2_t{f32_to_e5m2(x)}; }
+};
+template <>
+struct Element<std::int64_t> {
+  using Compute = std::int64_t;
+  static std::int64_t load(std::int64_t x) { return x; }
+  static std::int64_t store(std::int64_t x) { return x; }
+};
+template <>
+struct Element<std::int32_t> {
+  using Compute = std::int64_t;
+  static std::int64_t load(std::int32_t x) { return x; }
+  static std::int32_t store(std::int64_t x) { return static_cast<std::int32_t>(x); }  // wraps
+};
+template <>
+struct Element<bool_t> {
+  using Compute = std::uint8_t;  // 0 or 1
+  static std::uint8_t load(bool_t x) { return x.bits != 0; }
+  static bool_t store(std::uint8_t x) { return bool_t{static_cast<std::uint8_t>(x != 0)}; }
+};
+
+template <class S>
+using compute_t = typename Element<S>::Compute;
+
+/// Integers wrap like numpy: their sums and products are taken in uint64 (no signed overflow).
+template <class C>
+using accumulate_t = std::conditional_t<std::is_same_v<C, std::int64_t>, std::uint64_t, C>;
+
+/// NaN test that is false for integer compute types.
+template <class C>
+bool is_nan([[maybe_unused]] C x) {
+  if constexpr (std::is_floating_point_v<C>) return x != x;
+  else return false;
+}
+
+/// The DType in which a kernel computes: f64, f32, i64, or bool.
+inline DType compute_dtype(DType dtype) {
+  if (dtype == DType::f64 || dtype == DType::boolean) return dtype;
+  return is_integer(dtype) ? DType::i64 : DType::f32;
+}
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+/// Calls f(Tag<S>{}) with S the storage type of `dtype`.
+template <class F>
+decltype(auto) visit_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f64: return std::forward<F>(f)(Tag<double>{});
+    case DType::f32: return std::forward<F>(f)(Tag<float>{});
+    case DType::f16: return std::forward<F>(f)(Tag<half_t>{});
+    case DType::bf16: return std::forward<F>(f)(Tag<bfloat16_t>{});
+    case DType::f8_e4m3: return std::forward<F>(f)(Tag<float8_e4m3_t>{});
+    case DType::f8_e5m2: return std::forward<F>(f)(Tag<float8_e5m2_t>{});
+    case DType::i64: return std::forward<F>(f)(Tag<std::int64_t>{});
+    case DType::i32: return std::forward<F>(f)(Tag<std::int32_t>{});
+    case DType::boolean: return std::forward<F>(f)(Tag<bool_t>{});
+  }
+  throw InternalError("visit_dtype: unknown dtype", __FILE__, __LINE__);
+}
+
+}  // namespace einexpr::cpu
