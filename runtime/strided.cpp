@@ -1,10 +1,7 @@
+// collapse_dims and convert_strided; copy_strided lives in copy_strided.cpp.
 #include "einexpr/runtime/strided.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include "einexpr/runtime/error.hpp"
-#include "einexpr/runtime/threads.hpp"
 
 namespace einexpr {
 
@@ -58,67 +55,7 @@ void for_each_row(const CollapsedDims& c, std::int64_t begin, std::int64_t end, 
   }
 }
 
-template <class T>
-void copy_rows(const CollapsedDims& c, T* dst, const T* src, std::int64_t begin, std::int64_t end) {
-  const std::int64_t ds = c.shape.empty() ? 1 : c.strides[0].back();
-  const std::int64_t ss = c.shape.empty() ? 1 : c.strides[1].back();
-  for_each_row(c, begin, end, [&](std::int64_t od, std::int64_t os, std::int64_t n) {
-    T* d = dst + od;
-    const T* s = src + os;
-    if (ds == 1 && ss == 1) {
-      std::memcpy(d, s, static_cast<std::size_t>(n) * sizeof(T));
-    } else if (ss == 0) {
-      const T v = *s;
-      for (std::int64_t i = 0; i < n; ++i) d[i * ds] = v;
-    } else {
-      for (std::int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
-    }
-  });
-}
-
-struct Bytes16 { unsigned char b[16]; };
-
-template <class T>
-void copy_typed(const CollapsedDims& c, std::byte* dst, const std::byte* src) {
-  std::int64_t rows = 1;
-  for (std::size_t d = 0; d + 1 < c.shape.size(); ++d) rows *= c.shape[d];
-  const std::int64_t inner = c.shape.empty() ? 1 : c.shape.back();
-  auto* d = reinterpret_cast<T*>(dst);
-  const auto* s = reinterpret_cast<const T*>(src);
-  const int threads = num_threads();
-  if (threads > 1 && rows >= threads && rows * inner * static_cast<std::int64_t>(sizeof(T)) >= (1 << 20)) {
-#pragma omp parallel num_threads(threads)
-    {
-      // Each thread takes a contiguous range of rows.
-      const int t = thread_index();
-      const std::int64_t per = (rows + threads - 1) / threads;
-      const std::int64_t b = std::min<std::int64_t>(rows, per * t);
-      const std::int64_t e = std::min<std::int64_t>(rows, b + per);
-      if (b < e) copy_rows(c, d, s, b, e);
-    }
-  } else {
-    copy_rows(c, d, s, 0, rows);
-  }
-}
-
 }  // namespace
-
-void copy_strided(std::byte* dst, const Layout& dst_layout, const std::byte* src,
-                  const Layout& src_layout, std::size_t element_size) {
-  EINEXPR_ASSERT(dst_layout.shape == src_layout.shape, "copy_strided: shapes differ");
-  if (checked_numel(dst_layout.shape) == 0) return;
-  const CollapsedDims c = collapse_dims(dst_layout.shape, {&dst_layout.strides, &src_layout.strides});
-  std::byte* d = dst + dst_layout.offset * static_cast<std::int64_t>(element_size);
-  const std::byte* s = src + src_layout.offset * static_cast<std::int64_t>(element_size);
-  switch (element_size) {
-    case 1: return copy_typed<std::uint8_t>(c, d, s);
-    case 2: return copy_typed<std::uint16_t>(c, d, s);
-    case 4: return copy_typed<std::uint32_t>(c, d, s);
-    case 8: return copy_typed<std::uint64_t>(c, d, s);
-    case 16: return copy_typed<Bytes16>(c, d, s);
-    default: EINEXPR_ASSERT(false, "copy_strided: unsupported element size");
-  }
-}
 
 void convert_strided(std::byte* dst, const Layout& dst_layout, DType dst_dtype, const std::byte* src,
                      const Layout& src_layout, DType src_dtype) {

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Turns einexpr_bench's JSON output (one file per run) into the table of bench/RESULTS.md.
+
+Benchmark names are "<workload> | <role> | t<threads>" (bench/bench.hpp). Within each run,
+a workload's limit is its fastest limit role, and the ratio is limit time / einexpr time
+(1.0 = as fast as the limit). Across runs, times and ratios are medians of the per-run
+values, so a pair measured close together in time stays together. Standard library only.
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+
+def parse_name(name):
+    parts = [p.strip() for p in name.split(" | ")]
+    if len(parts) != 3:
+        return None
+    threads = parts[2].split("/")[0]
+    return parts[0], parts[1], int(threads.lstrip("t"))
+
+
+def load(paths):
+    runs, context = [], {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        context = data.get("context", context)
+        run = {}
+        for b in data["benchmarks"]:
+            key = parse_name(b["name"])
+            if key is None or b.get("run_type") == "aggregate":
+                continue
+            seconds = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+            run[key] = (seconds, b)
+        runs.append(run)
+    return runs, context
+
+
+def fmt_time(s):
+    if s < 1e-3:
+        return f"{s * 1e6:.3g} µs"
+    if s < 1:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s:.3g} s"
+
+
+def fmt_rate(b, seconds):
+    flops, nbytes = b.get("flops", 0), b.get("bytes", 0)
+    if flops:
+        return f"{flops / seconds / 1e9:.1f} GFLOP/s"
+    if nbytes:
+        return f"{nbytes / seconds / 1e9:.1f} GB/s"
+    return ""
+
+
+def best_limit(run, workload, threads):
+    limits = [(t, role) for (w, role, th), (t, _) in run.items()
+              if w == workload and th == threads and role.startswith("limit:")]
+    return min(limits) if limits else None
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def pair_rows(runs):
+    """(workload, role, threads) -> per-run einexpr times, limit times, ratios, limit names."""
+    rows = defaultdict(lambda: {"t": [], "limit": [], "ratio": [], "method": [], "bench": None})
+    for run in runs:
+        for (w, role, th), (t, b) in run.items():
+            if role.startswith("limit:"):
+                continue
+            r = rows[(w, role, th)]
+            r["t"].append(t)
+            r["bench"] = b
+            lim = best_limit(run, w, th)
+            if lim:
+                r["limit"].append(lim[0])
+                r["ratio"].append(lim[0] / t)
+                r["method"].append(lim[1][len("limit:"):])
+    return rows
+
+
+def main_table(rows, order):
+    out = ["| workload | einexpr | threads | einexpr time | limit (fastest method) | limit time | ratio | "
+           "rate | target | met |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for key in order:
+        w, role, th = key
+        r = rows[key]
+        b = r["bench"]
+        if role in ("call", "peak"):
+            continue
+        t = median(r["t"])
+        method = max(set(r["method"]), key=r["method"].count) if r["method"] else "—"
+        lim, ratio = median(r["limit"]), median(r["ratio"])
+        target = b.get("target", 0)
+        met = "—" if ratio is None or th != 2 else ("yes" if ratio >= target else "**no**")
+        out.append(f"| {w} | {role} | {th} | {fmt_time(t)} | {method} | "
+                   f"{fmt_time(lim) if lim else '—'} | {ratio:.2f} | {fmt_rate(b, t)} | "
+                   f"≥ {target:g} | {met} |" if ratio is not None else
+                   f"| {w} | {role} | {th} | {fmt_time(t)} | — | — | — | {fmt_rate(b, t)} | — | — |")
+    return out
+
+
+def scaling_table(runs, rows):
+    out = ["| workload | einexpr 1 → 2 threads | limit 1 → 2 threads | target | met |",
+           "|---|---|---|---|---|"]
+    workloads = sorted({w for (w, role, th) in rows if th == 1 and role == "out"},
+                       key=lambda w: min(i for i, k in enumerate(rows) if k[0] == w))
+    for w in workloads:
+        ein, lim = [], []
+        for run in runs:
+            if (w, "out", 1) in run and (w, "out", 2) in run:
+                ein.append(run[(w, "out", 1)][0] / run[(w, "out", 2)][0])
+            l1, l2 = best_limit(run, w, 1), best_limit(run, w, 2)
+            if l1 and l2:
+                lim.append(l1[0] / l2[0])
+        s = median(ein)
+        out.append(f"| {w} | {s:.2f}× | {median(lim):.2f}× | ≥ 1.7× | {'yes' if s >= 1.7 else '**no**'} |")
+    return out
+
+
+def call_table(rows, order):
+    out = ["| per-call overhead | time | target | met |", "|---|---|---|---|"]
+    for key in order:
+        if key[1] != "call":
+            continue
+        t, target = median(rows[key]["t"]), rows[key]["bench"]["target"]
+        out.append(f"| {key[0]} | {fmt_time(t)} | ≤ {fmt_time(target)} | {'yes' if t <= target else '**no**'} |")
+    return out
+
+
+def peak_table(rows, order):
+    out = ["| peak memory | allocator: beyond input + output | resident set: beyond output | target | met |",
+           "|---|---|---|---|---|"]
+    for key in order:
+        if key[1] != "peak":
+            continue
+        b = rows[key]["bench"]
+        extra, rss = b["allocator_extra_bytes"], b["rss_extra_bytes"]
+        out.append(f"| {key[0]} | {extra / 2**20:.2f} MiB | {rss / 2**20:.2f} MiB | < 1 MiB | "
+                   f"{'yes' if extra < b['target'] else '**no**'} |")
+    return out
+
+
+def main(paths):
+    runs, context = load(paths)
+    rows = pair_rows(runs)
+    order = list(dict.fromkeys(k for run in runs for k in run if not k[1].startswith("limit:")))
+    print(f"{len(runs)} run(s); GEMM backend: {context.get('einexpr_gemm_backend', '?')}; "
+          f"host: {context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs at "
+          f"{context.get('mhz_per_cpu', '?')} MHz; library build: {context.get('library_build_type', '?')}\n")
+    for table in (main_table(rows, order), scaling_table(runs, rows), call_table(rows, order),
+                  peak_table(rows, order)):
+        print("\n".join(table))
+        print()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: report.py RUN.json [RUN.json ...]")
+    main(sys.argv[1:])
