@@ -254,30 +254,41 @@ namespace {
 
 std::string operand_name(std::size_t i) { return "operand " + str(static_cast<std::int64_t>(i + 1)); }
 
+/// Where a length was seen: dim `dim` of operand `operand`, or what `label` says ("given").
+/// Kept as numbers and spelled out only for an error, since every call resolves.
+struct Where {
+  int operand = -1, dim = -1;
+  const char* label = nullptr;
+  std::string str() const {
+    return label ? label : operand_name(static_cast<std::size_t>(operand)) + " (dim " + einexpr::detail::str(dim) + ")";
+  }
+};
+
 /// Lengths of named axes as the tensors and the given lengths say, with where each came from.
 class MultiLengths {
  public:
   explicit MultiLengths(Given& given) : given_(given) {}
   const std::int64_t* find(const std::string& name) {
     if (auto it = map_.find(name); it != map_.end()) return &it->second.length;
-    if (const std::int64_t* g = given_.find(name)) return &map_.emplace(name, Seen{*g, "given", -1, -1}).first->second.length;
+    if (const std::int64_t* g = given_.find(name)) return &map_.emplace(name, Seen{*g, Where{-1, -1, "given"}}).first->second.length;
     return nullptr;
   }
-  /// Records that `name` has length `len` at `where` ("operand 2 (dim 1)"), of operand `operand`.
-  void set(const std::string& name, std::int64_t len, const std::string& where, int operand = -1, int dim = -1) {
+  /// Records that `name` has length `len` at `where`; `diagonal`: a second sighting in the
+  /// same operand is a repeated axis (its diagonal needs equal lengths).
+  void set(const std::string& name, std::int64_t len, const Where& where, bool diagonal = false) {
     const std::int64_t* g = given_.find(name);
-    auto [it, fresh] = map_.emplace(name, Seen{len, where, operand, dim});
+    auto [it, fresh] = map_.emplace(name, Seen{len, where});
     if (!fresh && it->second.length != len) {
       const Seen& other = it->second;
-      if (operand >= 0 && other.operand == operand)
-        throw ShapeError("axis " + name + " is " + str(other.length) + " (dim " + str(other.dim) + ") and " +
-                         str(len) + " (dim " + str(dim) + ") in operand " + str(operand + 1) +
+      if (diagonal && other.where.operand == where.operand && !other.where.label)
+        throw ShapeError("axis " + name + " is " + str(other.length) + " (dim " + str(other.where.dim) + ") and " +
+                         str(len) + " (dim " + str(where.dim) + ") in operand " + str(where.operand + 1) +
                          ": a repeated axis takes the diagonal and needs equal lengths");
-      throw ShapeError("axis " + name + " is " + str(other.length) + " in " + other.where + " but " + str(len) +
-                       " in " + where);
+      throw ShapeError("axis " + name + " is " + str(other.length) + " in " + other.where.str() + " but " + str(len) +
+                       " in " + where.str());
     }
     if (g != nullptr && *g != len)
-      throw ShapeError("axis " + name + " is " + str(len) + " in " + where + " but " + str(*g) + " was given");
+      throw ShapeError("axis " + name + " is " + str(len) + " in " + where.str() + " but " + str(*g) + " was given");
   }
   std::map<std::string, std::int64_t, std::less<>> all() const {
     std::map<std::string, std::int64_t, std::less<>> out;
@@ -288,9 +299,7 @@ class MultiLengths {
  private:
   struct Seen {
     std::int64_t length;
-    std::string where;
-    int operand;
-    int dim;
+    Where where;
   };
   Given& given_;
   std::map<std::string, Seen, std::less<>> map_;
@@ -390,8 +399,7 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
     std::size_t d = 0;
     for (const ast::Term& t : p.operands[i].terms) {
       if (const auto* n = std::get_if<ast::Named>(&t))
-        lens.set(n->name, inputs[i].shape[d], operand_name(i) + " (dim " + str(static_cast<std::int64_t>(d)) + ")",
-                 static_cast<int>(i), static_cast<int>(d));
+        lens.set(n->name, inputs[i].shape[d], Where{static_cast<int>(i), static_cast<int>(d)}, true);
       d += is_ellipsis(t) ? static_cast<std::size_t>(e[i]) : 1;
     }
   }
@@ -404,7 +412,7 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
     std::vector<AxisName> axes;
     std::size_t d = 0;
     for (const ast::Term& t : p.operands[i].terms) {
-      const std::string where = operand_name(i) + " (dim " + str(static_cast<std::int64_t>(d)) + ")";
+      const Where here{static_cast<int>(i), static_cast<int>(d)};
       const std::int64_t len = d < inputs[i].shape.size() ? inputs[i].shape[d] : 0;
       const std::int64_t stride = d < inputs[i].strides.size() ? inputs[i].strides[d] : 0;
       if (const auto* n = std::get_if<ast::Named>(&t)) {
@@ -419,10 +427,10 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
         }
         continue;
       } else if (const auto* g = std::get_if<ast::Group>(&t)) {
-        const auto parts = resolve_group(*g, len, where, [&](const std::string& n) { return lens.find(n); }, anon);
+        const auto parts = resolve_group(*g, len, here.str(), [&](const std::string& n) { return lens.find(n); }, anon);
         AxisName names;
         for (const AtomDim& part : parts) {
-          if (!std::isdigit(static_cast<unsigned char>(part.name[0]))) lens.set(part.name, part.length, where);
+          if (!std::isdigit(static_cast<unsigned char>(part.name[0]))) lens.set(part.name, part.length, here);
           names.push_back(display_name(part.name));
         }
         std::vector<AtomDim> split;
@@ -430,7 +438,7 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
         for (AtomDim& a : split) add_atom(v, std::move(a));
         axes.push_back(names);
       } else {
-        if (len != 1) throw ShapeError(where + " has length " + str(len) + " but the pattern gives it length 1");
+        if (len != 1) throw ShapeError(here.str() + " has length " + str(len) + " but the pattern gives it length 1");
         axes.push_back(std::holds_alternative<ast::Unit>(t) ? AxisName{} : AxisName{"1"});
       }
       ++d;
@@ -438,7 +446,7 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
     r.inputs.push_back(std::move(v));
     r.input_axes.push_back(std::move(axes));
   }
-  for (int j = 0; j < E; ++j) lens.set("…" + str(j), L[static_cast<std::size_t>(j)], "'...'");
+  for (int j = 0; j < E; ++j) lens.set("…" + str(j), L[static_cast<std::size_t>(j)], Where{-1, -1, "'...'"});
   r.output = resolve_output(p.output, E, lens);
   given.check_all_used(p.text);
   r.lengths = lens.all();

@@ -98,7 +98,7 @@ Plan remove_unused(Plan plan) {
   for (std::size_t v = 0; v < nv; ++v)
     if (live[v]) {
       new_value[v] = static_cast<int>(values.size());
-      Value val = plan.values[v];
+      Value val = std::move(plan.values[v]);
       val.buffer = new_buffer[static_cast<std::size_t>(val.buffer)];
       values.push_back(std::move(val));
     }

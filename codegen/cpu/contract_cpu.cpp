@@ -1,11 +1,13 @@
 // ContractStep on the CPU: dst[B.., m, n] = sum_k a[B.., m, k] * b[B.., k, n].
-//   gemm / batched_gemm  Eigen GEMMs on matrices mapped in place wherever one of their last
-//                        two dims has unit stride (eigen_dispatch.hpp); an operand that does
-//                        not fit, or whose dtype Eigen does not compute in (f16, bf16, fp8
-//                        -> f32; i32 -> i64), is staged once into a temporary. Stride-0
-//                        batch dims stay stride 0 in the staging, so a broadcast operand is
-//                        not materialized per batch. Small matrices: OpenMP over the batch,
-//                        Eigen single-threaded inside; large ones: Eigen's parallel GEMM.
+//   gemm / batched_gemm  GEMMs (gemm.hpp: Eigen or OpenBLAS, EINEXPR_BLAS) on matrices mapped
+//                        in place wherever one of their last two dims has unit stride; an
+//                        operand that does not fit, or whose dtype the GEMM does not compute
+//                        in (f16, bf16, fp8 -> f32; i32 -> i64), is staged once into a
+//                        temporary. Stride-0 batch dims stay stride 0 in the staging, so a
+//                        broadcast operand is not materialized per batch. Threads: OpenMP
+//                        shares the batch items, or, when they do not divide evenly, parts
+//                        of each GEMM (row or column blocks of the output); every library
+//                        call runs single-threaded, so no second thread pool competes.
 //   generic              a strided loop over (B.., m, n) with the k sum innermost per output
 //                        row, for Hadamard-like shapes where a GEMM call per element wastes.
 #include <algorithm>
@@ -14,8 +16,8 @@
 #include <vector>
 
 #include "cpu_kernels.hpp"
-#include "eigen_dispatch.hpp"
 #include "element.hpp"
+#include "gemm.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "strided_loop.hpp"
 
@@ -23,8 +25,8 @@ namespace einexpr::cpu {
 
 namespace {
 
-/// Below this m*n*k a batched GEMM goes parallel over the batch rather than inside Eigen.
-constexpr std::int64_t large_gemm = std::int64_t{1} << 21;
+/// Output blocks of a split GEMM start at multiples of this many rows (columns).
+constexpr std::int64_t split_align = 16;
 
 /// A GEMM operand: the value as planned, and what the GEMM maps in place (the value
 /// itself or its staging temporary, in the GEMM's dtype).
@@ -94,14 +96,46 @@ Strides batch_strides(const Layout& l, int batch_dims) {
   return Strides(l.strides.begin(), l.strides.begin() + batch_dims);
 }
 
+/// Part `part` of `parts` of one GEMM: a block of c's rows (or columns, when c is wider
+/// than tall), aligned to split_align.
 template <class T>
-void gemm_batches(const GemmPlan& p, const T* a, const T* b, T* c, std::int64_t begin, std::int64_t end) {
-  Odometer<3> odo(p.batch.shape, p.batch.strides, p.batch.shape.size());
-  odo.seek(begin);
-  for (std::int64_t i = begin; i < end; ++i, odo.next()) {
-    const auto& off = odo.offsets();
-    gemm(a + off[0], p.a.map, b + off[1], p.b.map, c + off[2], p.c.map);
+void gemm_part(const GemmPlan& p, const T* a, const T* b, T* c, int part, int parts) {
+  MatrixMap am = p.a.map, bm = p.b.map, cm = p.c.map;
+  const bool by_rows = cm.rows >= cm.cols;
+  const std::int64_t len = by_rows ? cm.rows : cm.cols;
+  const std::int64_t chunk = (len + parts * split_align - 1) / (parts * split_align) * split_align;
+  const std::int64_t begin = std::min(len, part * chunk), end = std::min(len, begin + chunk);
+  if (parts > 1 && begin == end) return;
+  if (by_rows) {
+    a += begin * am.row_step();
+    c += begin * cm.row_step();
+    am.rows = cm.rows = end - begin;
+  } else {
+    b += begin * bm.col_step();
+    c += begin * cm.col_step();
+    bm.cols = cm.cols = end - begin;
   }
+  gemm(a, am, b, bm, c, cm);
+}
+
+/// Units [begin, end): unit u is part u % parts of batch item u / parts.
+template <class T>
+void gemm_units(const GemmPlan& p, const T* a, const T* b, T* c, std::int64_t begin, std::int64_t end, int parts) {
+  Odometer<3> odo(p.batch.shape, p.batch.strides, p.batch.shape.size());
+  odo.seek(begin / parts);
+  for (std::int64_t u = begin; u < end; ++u) {
+    const auto& off = odo.offsets();
+    const int part = static_cast<int>(u % parts);
+    gemm_part(p, a + off[0], b + off[1], c + off[2], part, parts);
+    if (part == parts - 1) odo.next();
+  }
+}
+
+/// How many parts each GEMM is cut into for `threads` threads: whole GEMMs when the batch
+/// items share out evenly (or are many), else `threads` parts of each.
+int gemm_parts(std::int64_t batches, int threads) {
+  if (batches >= threads && (batches % threads == 0 || batches >= 8 * threads)) return 1;
+  return threads;
 }
 
 template <class T>
@@ -113,16 +147,17 @@ void run_gemm(const GemmPlan& p, const Workspace& ws) {
   T* c = buffer_ptr<T>(ws, p.c.gemm.buffer) + p.c.gemm.layout.offset;
   const std::int64_t batches = p.batch.numel();
   const int threads = num_threads();
-  const bool worth_threads = batches * p.mnk >= parallel_threshold;
-  if (threads > 1 && batches > 1 && worth_threads && (p.mnk < large_gemm || batches >= threads)) {
-#pragma omp parallel num_threads(static_cast<int>(std::min<std::int64_t>(threads, batches)))
-    {
-      const auto [begin, end] = thread_range(batches, omp_get_thread_num(), omp_get_num_threads());
-      gemm_batches(p, a, b, c, begin, end);  // Eigen runs single-threaded inside a parallel region
-    }
+  gemm_single_threaded();
+  if (threads <= 1 || batches * p.mnk < parallel_threshold) {
+    gemm_units(p, a, b, c, 0, batches, 1);
   } else {
-    set_gemm_threads(threads);
-    gemm_batches(p, a, b, c, 0, batches);
+    const int parts = gemm_parts(batches, threads);
+    const std::int64_t units = batches * parts;
+#pragma omp parallel num_threads(static_cast<int>(std::min<std::int64_t>(threads, units)))
+    {
+      const auto [begin, end] = thread_range(units, omp_get_thread_num(), omp_get_num_threads());
+      gemm_units(p, a, b, c, begin, end, parts);
+    }
   }
   restage(ws, p.c, p.dtype, p.gemm_dtype, false);
 }
@@ -141,15 +176,15 @@ Kernel gemm_kernel(const ContractStep& step, const Operand& a, const Operand& b,
                                   batch_strides(p.c.gemm.layout, step.batch_dims)});
   p.mnk = p.a.map.rows * p.a.map.cols * p.b.map.cols;
   std::string label = "gemm " + std::string(name(dtype)) + " " + shape_str(a.layout.shape) + " x " +
-                      shape_str(b.layout.shape) + " (eigen";
+                      shape_str(b.layout.shape) + " (" + gemm_library();
   for (const auto& [op, what] : {std::pair{&p.a, " staged a"}, {&p.b, " staged b"}, {&p.c, " staged dst"}})
     if (op->staged) label += what;
   label += ")";
   Kernel kernel{std::move(label), {}};
   switch (p.gemm_dtype) {
-    case DType::f64: kernel.run = [p](const Workspace& ws) { run_gemm<double>(p, ws); }; break;
-    case DType::f32: kernel.run = [p](const Workspace& ws) { run_gemm<float>(p, ws); }; break;
-    default: kernel.run = [p](const Workspace& ws) { run_gemm<std::int64_t>(p, ws); }; break;
+    case DType::f64: kernel.run = [p = std::move(p)](const Workspace& ws) { run_gemm<double>(p, ws); }; break;
+    case DType::f32: kernel.run = [p = std::move(p)](const Workspace& ws) { run_gemm<float>(p, ws); }; break;
+    default: kernel.run = [p = std::move(p)](const Workspace& ws) { run_gemm<std::int64_t>(p, ws); }; break;
   }
   return kernel;
 }

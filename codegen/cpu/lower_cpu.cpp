@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "cpu_kernels.hpp"
+#include "gemm.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/runtime/error.hpp"
 
@@ -70,6 +71,6 @@ Program lower_cpu(const Plan& plan) {
   return program;
 }
 
-const char* cpu_gemm_backend() noexcept { return "eigen"; }
+const char* cpu_gemm_backend() noexcept { return cpu::gemm_library(); }
 
 }  // namespace einexpr

@@ -1,0 +1,54 @@
+#pragma once
+// Eigen's corner of the CPU lowering: strided matrices mapped in place (Eigen::Map with an
+// OuterStride) and Eigen's GEMM between them. Included by gemm_eigen.cpp, and by
+// gemm_blas.cpp for the integer GEMM no BLAS has.
+#include <Eigen/Core>
+#include <utility>
+
+#include "gemm.hpp"
+
+namespace einexpr::cpu {
+
+template <class T, int Order>
+using ConstMatrixMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
+template <class T>
+using ColMajorMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0, Eigen::OuterStride<>>;
+
+template <class T, int AOrder, int BOrder>
+void eigen_gemm_orders(const T* a, const MatrixMap& am, const T* b, const MatrixMap& bm, ColMajorMap<T>& c) {
+  const ConstMatrixMap<T, AOrder> A(a, am.rows, am.cols, Eigen::OuterStride<>(am.outer));
+  const ConstMatrixMap<T, BOrder> B(b, bm.rows, bm.cols, Eigen::OuterStride<>(bm.outer));
+  c.noalias() = A * B;
+}
+
+/// c = a * b through Eigen. A row-major c is computed as c^T = b^T a^T, so Eigen's GEMM is
+/// instantiated for a column-major result only.
+template <class T>
+void eigen_gemm(const T* a, MatrixMap am, const T* b, MatrixMap bm, T* c, MatrixMap cm) {
+  if (cm.rows == 0 || cm.cols == 0) return;
+  if (cm.row_major) {
+    std::swap(a, b);
+    std::swap(am, bm);
+    am = am.transposed();
+    bm = bm.transposed();
+    cm = cm.transposed();
+  }
+  ColMajorMap<T> C(c, cm.rows, cm.cols, Eigen::OuterStride<>(cm.outer));
+  if (am.cols == 0) {
+    C.setZero();
+    return;
+  }
+  constexpr int R = Eigen::RowMajor, K = Eigen::ColMajor;
+  if (am.row_major && bm.row_major) eigen_gemm_orders<T, R, R>(a, am, b, bm, C);
+  else if (am.row_major) eigen_gemm_orders<T, R, K>(a, am, b, bm, C);
+  else if (bm.row_major) eigen_gemm_orders<T, K, R>(a, am, b, bm, C);
+  else eigen_gemm_orders<T, K, K>(a, am, b, bm, C);
+}
+
+/// Eigen's own GEMM on one thread (a process-wide setting; written only when it changes).
+inline void eigen_single_threaded() {
+  if (Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
+}
+
+}  // namespace einexpr::cpu
