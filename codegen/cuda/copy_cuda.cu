@@ -37,6 +37,24 @@ struct TileShape {
 template <int V>
 inline constexpr int tile_of = V == 1 ? 32 : 8 * V;
 
+// V elements of unsigned T (V * sizeof(T) == 16) as one 16-byte vector, built from 32-bit
+// words so the store stays one 16-byte instruction.
+template <class T, int V>
+__device__ __forceinline__ uint4 pack16(const T (&vals)[V]) {
+  std::uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const int byte = v * static_cast<int>(sizeof(T));
+    if constexpr (sizeof(T) == 8) {
+      w[byte / 4] = static_cast<std::uint32_t>(vals[v]);
+      w[byte / 4 + 1] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(vals[v]) >> 32);
+    } else {
+      w[byte / 4] |= static_cast<std::uint32_t>(vals[v]) << (8 * (byte % 4));
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads) transpose_kernel(T* __restrict__ dst, const T* __restrict__ src,
                                                              TileShape s, OffsetCalc<2> batch, std::uint32_t batches) {
@@ -76,9 +94,14 @@ __global__ void __launch_bounds__(kThreads) transpose_kernel(T* __restrict__ dst
         T vals[V];
 #pragma unroll
         for (int v = 0; v < V; ++v) vals[v] = tile[(ci * V + v) * TILE + p * V + jj % V];
-        Vec out;
-        memcpy(&out, vals, sizeof out);
-        *reinterpret_cast<Vec*>(dp + jj * s.dst_j_stride + ci * V) = out;
+        if constexpr (V == 1) {
+          dp[jj * s.dst_j_stride + ci] = vals[0];
+        } else {
+          // __stcg: a plain store of the packed uint4 was split into four 4-byte stores by
+          // the compiler; a .cg store stays one 16-byte instruction and, since L1 does not
+          // keep stores, behaves as the default one.
+          __stcg(reinterpret_cast<uint4*>(dp + jj * s.dst_j_stride + ci * V), pack16<T, V>(vals));
+        }
       }
     }
     __syncthreads();
