@@ -31,11 +31,9 @@ struct GemmTypes {
 /// cuBLAS's view of DType `d` (nullopt where cuBLAS has no GEMM for it).
 std::optional<cudaDataType_t> cuda_type(DType d);
 
-/// Adds kernels computing c[B.., m, n] = sum_k a[B.., m, k] b[B.., k, n] with cuBLAS.
-/// Operands are used in place where a unit stride in one of their last two dims allows
-/// (a transpose is an op flag and a leading dimension); otherwise they are staged by a
-/// copy. Batch dims are merged where their strides nest; several that do not are either
-/// looped over or staged, whichever moves less time (see contract_cuda.cpp).
+/// Adds kernels computing c[B.., m, n] = sum_k a[B.., m, k] b[B.., k, n] with cuBLAS, as
+/// plan_gemm (gemm_plan.hpp) maps it: staging copies where needed, the calls, and the
+/// copy of a staged result into c.
 void add_gemm(Lowering& low, Operand a, Operand b, Operand c, const GemmTypes& types);
 
 /// A contiguous copy of `op` at dtype `to` in a new temporary (kernels added to `low`).

@@ -47,11 +47,16 @@ struct ReducePlan {
   std::int64_t chunk = 0;             // reduced elements per split
   std::size_t partial_bytes = 0;      // workspace for the partial results
   std::int64_t src_offset = 0, dst_offset = 0;
+  /// Partial results, when split: inner kernel [output][split], outer [split][output].
+  bool partials_by_output() const { return kind == Kind::inner; }
 };
-/// Plans the reduction of `src` over `axes` into `dst` (reduce_plan.cpp). DeviceError for
-/// the sizes it does not support yet (2^31 or more outputs; 2^31 or more reduced elements
-/// per output spread over several non-collapsible dims).
-ReducePlan plan_reduction(int device, const Layout& src, const std::vector<int>& axes, const Layout& dst,
+/// Bytes of one accumulator of `dtype` (f64 and integers 8, bool 1, other floats 4).
+std::size_t accumulator_size(DType dtype);
+/// Plans the reduction of `src` over `axes` into `dst` for a GPU of `sm_count`
+/// multiprocessors (reduce_plan.cpp). DeviceError for the sizes it does not support yet
+/// (2^31 or more outputs; 2^31 or more reduced elements per output spread over several
+/// non-collapsible dims).
+ReducePlan plan_reduction(int sm_count, const Layout& src, const std::vector<int>& axes, const Layout& dst,
                           DType dtype, Reduction op);
 void run_reduction(int device, const ReducePlan& plan, std::byte* dst, const std::byte* src, std::byte* partials);
 

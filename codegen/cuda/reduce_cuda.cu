@@ -239,7 +239,7 @@ void launch(int device, const ReducePlan& plan, std::byte* dst, const std::byte*
   EINEXPR_CUDA_CHECK_LAUNCH("reduce kernel");
   if (part == nullptr) return;
   reduce_partials<S, Op><<<grid_for(device, plan.outputs, kThreads), kThreads, 0, st>>>(
-      part, d, a, plan.kind == ReducePlan::Kind::inner);
+      part, d, a, plan.partials_by_output());
   EINEXPR_CUDA_CHECK_LAUNCH("reduce_partials");
 }
 

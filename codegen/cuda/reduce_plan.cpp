@@ -1,10 +1,9 @@
-// plan_reduction(): the host half of reduce_cuda.cu, run once at lowering.
+// plan_reduction(): the host half of reduce_cuda.cu, run once at lowering. Pure C++ (the
+// multiprocessor count is a parameter), so CPU tests emulate its plans (tests/cuda/host).
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <vector>
 
-#include "cuda_check.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "kernels.hpp"
@@ -34,19 +33,10 @@ CollapsedDims collapse_sorted(std::vector<Dim> dims, bool with_dst) {
   return collapse_dims(shape, {&src});
 }
 
-std::int64_t product(const Shape& shape) {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, [](std::int64_t a, std::int64_t b) { return a * b; });
-}
-
-std::size_t accumulator_size(DType dtype) {
-  if (dtype == DType::boolean) return 1;
-  if (dtype == DType::f64 || is_integer(dtype)) return 8;
-  return 4;
-}
-
-// How many pieces to cut each output's reduced range into, so the GPU has enough threads.
-void choose_splits(int device, ReducePlan& p) {
-  const std::int64_t target = static_cast<std::int64_t>(properties(device).multiProcessorCount) * 2048 * 2;
+// How many pieces to cut each output's reduced range into, so the GPU has enough threads
+// (two full waves of 2048 threads per multiprocessor).
+void choose_splits(int sm_count, ReducePlan& p) {
+  const std::int64_t target = static_cast<std::int64_t>(sm_count) * 2048 * 2;
   const std::int64_t threads = p.outputs * (p.kind == ReducePlan::Kind::inner ? 32 : 1);
   const std::int64_t min_per_split = p.kind == ReducePlan::Kind::inner ? 1024 : 64;
   std::int64_t splits = 1;
@@ -60,7 +50,13 @@ void choose_splits(int device, ReducePlan& p) {
 
 }  // namespace
 
-ReducePlan plan_reduction(int device, const Layout& src, const std::vector<int>& axes, const Layout& dst, DType dtype,
+std::size_t accumulator_size(DType dtype) {
+  if (dtype == DType::boolean) return 1;
+  if (dtype == DType::f64 || is_integer(dtype)) return 8;
+  return 4;
+}
+
+ReducePlan plan_reduction(int sm_count, const Layout& src, const std::vector<int>& axes, const Layout& dst, DType dtype,
                           Reduction op) {
   ReducePlan p;
   p.op = op;
@@ -106,7 +102,7 @@ ReducePlan plan_reduction(int device, const Layout& src, const std::vector<int>&
   const bool inner_contiguous = !p.reduced.empty() && p.reduced_src.back() == 1;
   const bool kept_contiguous = !p.kept.empty() && p.kept_src.back() == 1;
   p.kind = inner_contiguous && !kept_contiguous && p.count >= 32 ? ReducePlan::Kind::inner : ReducePlan::Kind::outer;
-  choose_splits(device, p);
+  choose_splits(sm_count, p);
   return p;
 }
 
