@@ -4,10 +4,10 @@
 // contiguous along another (j) goes through shared memory: a block reads a tile row by row
 // along j and writes it row by row along i, so both sides are coalesced. Where lengths,
 // strides and addresses allow, each thread moves 16-byte vectors (V elements) on both
-// sides; the tile is then 8V x 8V elements (64 x 64 for bf16, 32 x 32 for f32) and its
-// 16-byte chunks are XOR-swizzled by row group, so neither the vector stores into shared
-// memory nor the column reads out of it hit one bank twice. Without vectors the tile is
-// 32 x 32 elements with the classic XOR swizzle. Other dims are a batch of tiles. Every
+// sides; the tile is then 8V x 8V elements (64 x 64 for bf16, 32 x 32 for f32), swizzled
+// as tile.cuh explains so neither the vector stores into shared memory nor the column
+// reads out of it conflict on a bank. Without vectors the tile is 32 x 32 elements with
+// the classic XOR swizzle. Other dims are a batch of tiles. Every
 // other copy (contiguous, broadcast with stride-0 sources, repeat, general strides) is the
 // runtime's elementwise copy, which widens contiguous rows to 16-byte vectors.
 #include <cstddef>
@@ -20,6 +20,7 @@
 #include "cuda_check.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "kernels.hpp"
+#include "tile.cuh"
 
 namespace einexpr::gpu {
 
@@ -34,8 +35,6 @@ struct TileShape {
   std::int64_t tiles_i = 0, tiles_j = 0;
 };
 
-template <int V>
-inline constexpr int tile_of = V == 1 ? 32 : 8 * V;
 
 // V elements of unsigned T (V * sizeof(T) == 16) as one 16-byte vector, built from 32-bit
 // words so the store stays one 16-byte instruction.
@@ -79,10 +78,8 @@ __global__ void __launch_bounds__(kThreads) transpose_kernel(T* __restrict__ dst
     for (int k = 0; k < PER; ++k) {  // read rows along j
       const int idx = static_cast<int>(threadIdx.x) + k * kThreads;
       const int r = idx / CH, c = idx % CH;
-      if (r < ni && c * V < nj) {
-        const int p = c ^ ((r / V) % CH);
-        *reinterpret_cast<Vec*>(&tile[r * TILE + p * V]) = *reinterpret_cast<const Vec*>(sp + r * s.src_i_stride + c * V);
-      }
+      if (r < ni && c * V < nj)
+        *reinterpret_cast<Vec*>(&tile[tile_slot<V>(r, c * V)]) = *reinterpret_cast<const Vec*>(sp + r * s.src_i_stride + c * V);
     }
     __syncthreads();
 #pragma unroll
@@ -90,10 +87,9 @@ __global__ void __launch_bounds__(kThreads) transpose_kernel(T* __restrict__ dst
       const int idx = static_cast<int>(threadIdx.x) + k * kThreads;
       const int jj = idx / CH, ci = idx % CH;
       if (jj < nj && ci * V < ni) {
-        const int p = (jj / V) ^ (ci % CH);
         T vals[V];
 #pragma unroll
-        for (int v = 0; v < V; ++v) vals[v] = tile[(ci * V + v) * TILE + p * V + jj % V];
+        for (int v = 0; v < V; ++v) vals[v] = tile[tile_slot<V>(ci * V + v, jj)];
         if constexpr (V == 1) {
           dp[jj * s.dst_j_stride + ci] = vals[0];
         } else {
