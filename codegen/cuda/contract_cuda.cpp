@@ -87,23 +87,26 @@ void add_gemm(Lowering& low, Operand a, Operand b, Operand c, const GemmTypes& t
   r.ab_size = a.element_size;
   r.c_size = c.element_size;
   const GemmPlan& g = r.plan;
-  r.buffers[static_cast<int>(Source::a)] = a.buffer;
-  r.buffers[static_cast<int>(Source::b)] = b.buffer;
-  r.buffers[static_cast<int>(Source::c)] = c.buffer;
+  auto buffer = [&](Source s) -> int& { return r.buffers[static_cast<int>(s)]; };
+  auto temp_for = [&](const Layout& l, std::size_t size) {
+    return low.add_temp(static_cast<std::size_t>(checked_numel(l.shape)) * size);
+  };
+  buffer(Source::a) = a.buffer;
+  buffer(Source::b) = b.buffer;
+  buffer(Source::c) = c.buffer;
   if (g.stage_a) {
-    r.buffers[static_cast<int>(Source::staged_a)] = low.add_temp(static_cast<std::size_t>(checked_numel(g.staged_a.shape)) * a.element_size);
-    add_copy(low, "stage a", r.buffers[static_cast<int>(Source::staged_a)], g.staged_a, a.dtype, a.buffer, a.layout, a.dtype);
+    buffer(Source::staged_a) = temp_for(g.staged_a, a.element_size);
+    add_copy(low, "stage a", buffer(Source::staged_a), g.staged_a, a.dtype, a.buffer, a.layout, a.dtype);
   }
   if (g.stage_b) {
-    r.buffers[static_cast<int>(Source::staged_b)] = low.add_temp(static_cast<std::size_t>(checked_numel(g.staged_b.shape)) * b.element_size);
-    add_copy(low, "stage b", r.buffers[static_cast<int>(Source::staged_b)], g.staged_b, b.dtype, b.buffer, b.layout, b.dtype);
+    buffer(Source::staged_b) = temp_for(g.staged_b, b.element_size);
+    add_copy(low, "stage b", buffer(Source::staged_b), g.staged_b, b.dtype, b.buffer, b.layout, b.dtype);
   }
-  if (g.stage_c)
-    r.buffers[static_cast<int>(Source::staged_c)] = low.add_temp(static_cast<std::size_t>(checked_numel(g.staged_c.shape)) * c.element_size);
+  if (g.stage_c) buffer(Source::staged_c) = temp_for(g.staged_c, c.element_size);
   const int device = low.device;
   low.add_kernel("gemm (cuBLAS)", [=](const Workspace& ws) { run_gemm(device, r, ws); });
   if (g.stage_c)
-    add_copy(low, "unstage c", c.buffer, c.layout, c.dtype, r.buffers[static_cast<int>(Source::staged_c)], g.staged_c, c.dtype);
+    add_copy(low, "unstage c", c.buffer, c.layout, c.dtype, buffer(Source::staged_c), g.staged_c, c.dtype);
 }
 
 void lower_contract(const ContractStep& s, Lowering& low) {
@@ -120,9 +123,10 @@ void lower_contract(const ContractStep& s, Lowering& low) {
   if (is_integer(dtype) || s.kind == ContractStep::Kind::generic) {
     const bool integer = is_integer(dtype) && s.kind != ContractStep::Kind::generic;
     const Value av = a, bv = b, cv = c;
+    const auto run = integer ? contract_integer : contract_loop;
     low.add_kernel(integer ? "gemm (integer tiles)" : "contract (loop)", [=](const Workspace& ws) {
-      (integer ? contract_integer : contract_loop)(device, dtype, nb, buffer_base(ws, cv.buffer), cv.layout,
-                                                   buffer_base(ws, av.buffer), av.layout, buffer_base(ws, bv.buffer), bv.layout);
+      run(device, dtype, nb, buffer_base(ws, cv.buffer), cv.layout, buffer_base(ws, av.buffer), av.layout,
+          buffer_base(ws, bv.buffer), bv.layout);
     });
     return;
   }

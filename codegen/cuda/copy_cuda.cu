@@ -160,8 +160,9 @@ bool try_transpose(int device, std::byte* dst, const std::byte* src, const Strid
   batch.base = part.base;
   for (int d = 0; d < rank; ++d) {
     if (d == i || d == j) continue;
-    batch.shape.push_back(part.shape[static_cast<std::size_t>(d)]);
-    for (int v = 0; v < 2; ++v) batch.strides[static_cast<std::size_t>(v)].push_back(part.strides[static_cast<std::size_t>(v)][static_cast<std::size_t>(d)]);
+    const auto ud = static_cast<std::size_t>(d);
+    batch.shape.push_back(part.shape[ud]);
+    for (std::size_t v = 0; v < 2; ++v) batch.strides[v].push_back(part.strides[v][ud]);
   }
   switch (es) {
     case 1: dispatch_transpose<std::uint8_t>(device, dst, src, s, batch); return true;
