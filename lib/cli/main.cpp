@@ -5,6 +5,7 @@
 //      caret lines); no output file is written
 //   2  the command line is malformed (unknown flag, missing argument, bad NAME=LEN)
 // Nothing escapes main: out of memory and unexpected exceptions are exit 1 too.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -52,8 +53,19 @@ int dispatch(einexpr::cli::Cli& cli) {
   }
 }
 
+/// "unknown command 'x'" rather than CLI11's "a subcommand is required".
+int unknown_command(const einexpr::cli::Cli& cli, const std::string& word) {
+  std::string names;
+  for (const einexpr::cli::Command& c : cli.commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+  return usage_error("einexpr", "unknown command '" + word + "' (commands: " + names + ")");
+}
+
 int run(int argc, char** argv) {
   std::unique_ptr<einexpr::cli::Cli> cli = einexpr::cli::make_cli();
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(cli->commands.begin(), cli->commands.end(),
+                   [&](const einexpr::cli::Command& c) { return c.app->get_name() == argv[1]; }))
+    return unknown_command(*cli, argv[1]);
   try {
     cli->app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
