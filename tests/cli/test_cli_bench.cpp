@@ -30,7 +30,7 @@ TEST_CASE("bench --json times a tiny problem and reports it against the device t
   CHECK(j["output_is_view"] == false);
 }
 
-TEST_CASE("bench runs every op and prints a table; --spec picks the device-table entry") {
+TEST_CASE("bench runs every op and prints a table, --spec picks the device-table entry") {
   Sandbox box;
   const std::vector<std::vector<std::string>> rows = {
       {"bench", "rearrange", "c h w -> c w h", "c=3", "h=4", "w=5"},
@@ -81,7 +81,7 @@ TEST_CASE("roofline writes an SVG with one labelled point per expression") {
   CHECK(box.files() == std::set<std::string>{"plot.svg"});
 }
 
-TEST_CASE("devices lists the table; --json is a device file") {
+TEST_CASE("devices lists the table and --json is a device file") {
   Sandbox box;
   test::CliResult r = box.run({"devices"});
   INFO(r);

@@ -109,7 +109,7 @@ TEST_CASE("cost --json writes counts beyond 2^64 as exact integer literals") {
   CHECK(j["flops"].get<double>() == Approx(1.4757395258967641e20));
 }
 
-TEST_CASE("cost prints an aligned table with units; --backward lists the gradients") {
+TEST_CASE("cost prints an aligned table with units and --backward lists the gradients") {
   Sandbox box;
   const test::CliResult r = box.run({"cost", "einsum", "b d, d k -> b k", "b=1024", "d=256", "k=64", "--backward"});
   INFO(r);

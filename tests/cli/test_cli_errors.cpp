@@ -111,7 +111,7 @@ TEST_CASE("malformed command lines exit 2 with one line") {
   for (const ErrorRow& row : rows) check_error(row);
 }
 
-TEST_CASE("--help and --version exit 0 on stdout") {
+TEST_CASE("help and version print on stdout and exit 0") {
   Sandbox box;
   test::CliResult r = box.run({"--help"});
   CHECK(r.status == 0);

@@ -120,7 +120,7 @@ TEST_CASE("an output may replace an existing file and may be one of the inputs")
   CHECK(box.files() == std::set<std::string>{"old.npy", "x.npy"});
 }
 
-TEST_CASE("--device cpu runs on the CPU; --device cuda needs a CUDA build and a GPU") {
+TEST_CASE("commands run on --device cpu, and --device cuda needs a CUDA build and a GPU") {
   Sandbox box;
   box.write_npy("x.npy", Tensor::randn({3, 4}, DType::f32, 1));
   test::CliResult r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "y.npy", "--device", "cpu"});
@@ -131,4 +131,8 @@ TEST_CASE("--device cpu runs on the CPU; --device cuda needs a CUDA build and a 
   CHECK(r.status == 1);
   CHECK(r.err.find(has_cuda ? "no CUDA device" : "built without CUDA") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(box.path("z.npy")));
+  r = box.run({"bench", "einsum", "a b, b -> a", "a=2", "b=2", "--device", "cuda"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("CUDA"));
 }
