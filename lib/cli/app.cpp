@@ -76,8 +76,7 @@ void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
 
 void add_cost(Cli& cli) {
   CLI::App* sub = cli.app.add_subcommand(
-      "cost", "What an expression costs, from the axis sizes alone: FLOPs (2 per multiply-add, and exact), "
-              "ideal and planned bytes, arithmetic intensity, backward FLOPs and the roofline bound");
+      "cost", "FLOPs, bytes, intensity, backward FLOPs and roofline bound, from the axis sizes alone");
   add_expr_positionals(sub, cli.cost.expr);
   sub->add_option("--device", cli.cost.device, "Device-table entry of the roofline ('einexpr devices' lists them)")
       ->type_name("DEV")
@@ -96,7 +95,7 @@ void add_cost(Cli& cli) {
 
 void add_explain(Cli& cli) {
   CLI::App* sub = cli.app.add_subcommand(
-      "explain", "The plan, step by step (views, copies, GEMMs, reductions), with each step's FLOPs and bytes");
+      "explain", "The plan step by step (views, copies, GEMMs, reductions) with each step's FLOPs and bytes");
   add_expr_positionals(sub, cli.explain);
   sub->footer(
       "Examples:\n"
@@ -108,7 +107,7 @@ void add_explain(Cli& cli) {
 
 void add_check(Cli& cli) {
   CLI::App* sub = cli.app.add_subcommand(
-      "check", "Validate a pattern: prints 'ok (OP)' and exits 0, or shows the fault with a caret and exits 1");
+      "check", "Validate a pattern: 'ok (OP)' and exit 0, or the fault under a caret and exit 1");
   sub->add_option("PATTERN", cli.check.pattern, "The einops pattern, quoted")->required()->type_name("");
   sub->add_option("--op", cli.check.op,
                   "rearrange, reduce, repeat, einsum or map (default: rearrange for one operand, else einsum)")
@@ -124,8 +123,7 @@ void add_check(Cli& cli) {
 void add_bench(Cli& cli) {
   BenchArgs& b = cli.bench;
   CLI::App* sub = cli.app.add_subcommand(
-      "bench", "Time an expression on random data (seeded): warm-up, repeats, median/min/max, achieved FLOP/s, "
-               "bandwidth and MFU against a device-table entry");
+      "bench", "Time an expression on seeded random data: FLOP/s, bandwidth and MFU against the device table");
   add_expr_positionals(sub, b.expr);
   add_run_options(sub, b.run);
   sub->add_option("--spec", b.spec, "Device-table entry to compare with (default: cpu for CPU runs, h100 for cuda)")
@@ -135,7 +133,7 @@ void add_bench(Cli& cli) {
   sub->add_option("--repeats", b.repeats, "At least this many timed runs")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  sub->add_option("--min-time", b.min_time, "...and at least this many seconds")
+  sub->add_option("--min-time", b.min_time, "...and for at least this many seconds (at most 1000000 runs)")
       ->type_name("S")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
@@ -156,7 +154,7 @@ void add_bench(Cli& cli) {
 void add_roofline(Cli& cli) {
   RooflineArgs& r = cli.roofline;
   CLI::App* sub = cli.app.add_subcommand(
-      "roofline", "Write an SVG roofline plot with one point per expression (its roofline bound) and print them");
+      "roofline", "Write an SVG roofline plot, one point per expression at its roofline bound");
   sub->add_option("FILE.svg", r.svg, "The SVG file to write")->required()->type_name("");
   sub->add_option("EXPR", r.exprs,
                   "\"OP|PATTERN|NAME=LEN,NAME=LEN,...\", or \"reduce|PATTERN|REDUCTION|NAME=LEN,...\"; "
@@ -176,7 +174,7 @@ void add_roofline(Cli& cli) {
 
 void add_devices(Cli& cli) {
   CLI::App* sub = cli.app.add_subcommand(
-      "devices", "The device table: promised dense peaks by dtype, memory bandwidth, and their sources");
+      "devices", "The device table: promised dense peaks by dtype, memory bandwidth, sources");
   sub->add_flag("--json", cli.devices.json, "A JSON list in the format $EINEXPR_DEVICES files use");
   sub->footer(
       "Devices from the JSON file named by $EINEXPR_DEVICES are added to the built-in ones.\n"
@@ -208,8 +206,7 @@ std::unique_ptr<Cli> make_cli() {
                  "Example:\n"
                  "  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4");
   add_op_command(*cli, cli->einsum, "einsum",
-                 "Contract the operands: an axis missing from the output is summed; a repeated one takes the "
-                 "diagonal",
+                 "Contract operands: an axis missing from the output is summed, a repeated one is a diagonal",
                  "Examples:\n"
                  "  einexpr einsum \"b d, d k -> b k\" x.npy w.npy -o y.npy\n"
                  "  einexpr einsum \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\" q.npy k.npy "

@@ -111,7 +111,7 @@ int bench_command(const BenchArgs& args) {
   MeasureOptions options;
   options.warmup = args.warmup;
   options.min_repeats = args.repeats;
-  options.max_repeats = std::max(options.max_repeats, args.repeats);
+  options.max_repeats = std::max(1000000, args.repeats);  // --min-time decides, not a count
   options.min_seconds = args.min_time;
   options.max_seconds = std::max(args.max_time, args.min_time);
   options.progress = [&progress](int repeats, double elapsed) { progress(repeats, elapsed); };

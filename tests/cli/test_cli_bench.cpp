@@ -50,6 +50,16 @@ TEST_CASE("bench runs every op and prints a table, --spec picks the device-table
   CHECK_THAT(box.run(rows[0]).out, Catch::Contains("the result is a view of the input"));
 }
 
+TEST_CASE("bench shows progress on stderr when it runs longer than a second") {
+  Sandbox box;
+  const test::CliResult r = box.run({"bench", "einsum", "b d, d k -> b k", "b=128", "d=128", "k=128", "--min-time",
+                                     "1.1", "--max-time", "1.1", "--warmup", "0", "--repeats", "1", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::StartsWith("bench: ") && Catch::Contains(" timed runs, "));
+  CHECK(nlohmann::json::parse(r.out)["repeats"].get<int>() >= 1);
+}
+
 TEST_CASE("roofline writes an SVG with one labelled point per expression") {
   Sandbox box;
   const test::CliResult r = box.run({"roofline", "plot.svg", "--dtype", "bf16",

@@ -60,6 +60,8 @@ TEST_CASE("rejected runs exit 1 with the reason and write nothing") {
       {{"rearrange", "a b -> b a", "x.npy", "-o", "old.npy", "a=4"}, 1, {"axis a is 3", "4 was given"}},
       {{"rearrange", "(a b) c -> a b c", "x.npy", "-o", "out.npy", "a=5"}, 1, {"not divisible by 5"}},
       {{"repeat", "h w -> c h w", "x.npy", "-o", "out.npy"}, 1, {"c"}},
+      // 4.8e14 bytes: more than a process can address, so the allocation fails everywhere
+      {{"repeat", "h w -> c h w", "x.npy", "-o", "old.npy", "c=10000000000000"}, 1, {"could not allocate"}},
       // unknown names
       {{"reduce", "a b -> a", "avg", "x.npy", "-o", "out.npy"}, 1, {"unknown reduction 'avg'", "mean"}},
       {{"rearrange", "a b -> b a", "x.npy", "-o", "out.npy", "--device", "tpu"}, 1, {"unknown device 'tpu'"}},
