@@ -81,8 +81,7 @@ void add_cost(Cli& cli) {
   sub->add_option("--device", cli.cost.device, "Device-table entry of the roofline ('einexpr devices' lists them)")
       ->type_name("DEV")
       ->capture_default_str();
-  sub->add_flag("--json", cli.cost.json,
-                "One JSON object; integers are exact decimal literals, even beyond 2^64");
+  sub->add_flag("--json", cli.cost.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->add_flag("--backward", cli.cost.backward, "Also list the gradient expressions and their costs");
   sub->footer(
       "Examples:\n"
@@ -153,8 +152,8 @@ void add_bench(Cli& cli) {
 
 void add_roofline(Cli& cli) {
   RooflineArgs& r = cli.roofline;
-  CLI::App* sub = cli.app.add_subcommand(
-      "roofline", "Write an SVG roofline plot, one point per expression at its roofline bound");
+  CLI::App* sub =
+      cli.app.add_subcommand("roofline", "Write an SVG roofline plot, one point per expression at its roofline bound");
   sub->add_option("FILE.svg", r.svg, "The SVG file to write")->required()->type_name("");
   sub->add_option("EXPR", r.exprs,
                   "\"OP|PATTERN|NAME=LEN,NAME=LEN,...\", or \"reduce|PATTERN|REDUCTION|NAME=LEN,...\"; "
@@ -173,8 +172,8 @@ void add_roofline(Cli& cli) {
 }
 
 void add_devices(Cli& cli) {
-  CLI::App* sub = cli.app.add_subcommand(
-      "devices", "The device table: promised dense peaks by dtype, memory bandwidth, sources");
+  CLI::App* sub =
+      cli.app.add_subcommand("devices", "The device table: promised dense peaks by dtype, memory bandwidth, sources");
   sub->add_flag("--json", cli.devices.json, "A JSON list in the format $EINEXPR_DEVICES files use");
   sub->footer(
       "Devices from the JSON file named by $EINEXPR_DEVICES are added to the built-in ones.\n"

@@ -20,8 +20,7 @@ bool is_identifier(std::string_view s) {
 
 std::pair<std::string, std::int64_t> parse_length(const std::string& arg) {
   const std::size_t eq = arg.find('=');
-  if (eq == std::string::npos)
-    throw UsageError("expected NAME=LEN, got '" + arg + "'");
+  if (eq == std::string::npos) throw UsageError("expected NAME=LEN, got '" + arg + "'");
   const std::string name = arg.substr(0, eq);
   const std::string_view len = std::string_view(arg).substr(eq + 1);
   if (!is_identifier(name))
@@ -34,9 +33,7 @@ std::pair<std::string, std::int64_t> parse_length(const std::string& arg) {
   return {name, value};
 }
 
-bool is_expr_op(std::string_view op) {
-  return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat";
-}
+bool is_expr_op(std::string_view op) { return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat"; }
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -68,8 +65,7 @@ AxisLengths parse_lengths(const std::vector<std::string>& args) {
   return out;
 }
 
-ExprSpec parse_expr_args(const std::string& op, const std::string& pattern,
-                         const std::vector<std::string>& rest) {
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest) {
   if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected " + std::string(expr_ops) + ")");
   ExprSpec e{op, pattern, Reduction::sum, {}};
   std::vector<std::string> lengths = rest;
@@ -89,7 +85,8 @@ ExprSpec parse_expr_text(const std::string& text) {
   const std::string op = f.empty() ? "" : trim(f[0]);
   const bool reduce_form = f.size() == 4 && op == "reduce";
   if (f.size() != 3 && !reduce_form)
-    throw UsageError("bad EXPR '" + text + "': expected \"OP|PATTERN|NAME=LEN,...\" (reduce: "
+    throw UsageError("bad EXPR '" + text +
+                     "': expected \"OP|PATTERN|NAME=LEN,...\" (reduce: "
                      "\"reduce|PATTERN|REDUCTION|NAME=LEN,...\")");
   std::vector<std::string> rest;
   if (reduce_form) rest.push_back(trim(f[2]));
@@ -112,8 +109,8 @@ Device parse_run_device(const std::string& text) {
   const int n = cuda_device_count();
   if (n == 0) throw DeviceError("--device " + text + ": no CUDA device is visible");
   if (d.index >= n)
-    throw DeviceError("--device " + text + ": only " + std::to_string(n) + " CUDA device(s) visible (cuda:0..cuda:" +
-                      std::to_string(n - 1) + ")");
+    throw DeviceError("--device " + text + ": only " + std::to_string(n) +
+                      " CUDA device(s) visible (cuda:0..cuda:" + std::to_string(n - 1) + ")");
   return d;
 }
 

@@ -28,7 +28,7 @@ AxisLengths parse_lengths(const std::vector<std::string>& args);
 
 /// An expression given by sizes: what cost, explain, bench and roofline take.
 struct ExprSpec {
-  std::string op;                 // "einsum", "rearrange", "reduce", "repeat"
+  std::string op;  // "einsum", "rearrange", "reduce", "repeat"
   std::string pattern;
   Reduction reduction = Reduction::sum;
   AxisLengths sizes;
@@ -36,8 +36,7 @@ struct ExprSpec {
 
 /// OP PATTERN [REDUCTION] NAME=LEN...: `rest` is what follows the pattern. A REDUCTION
 /// (the first of `rest` without '=') is allowed only for reduce, where it defaults to sum.
-ExprSpec parse_expr_args(const std::string& op, const std::string& pattern,
-                         const std::vector<std::string>& rest);
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest);
 
 /// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN" or "reduce|PATTERN|REDUCTION|NAME=LEN,...".
 ExprSpec parse_expr_text(const std::string& text);

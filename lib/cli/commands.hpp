@@ -14,8 +14,8 @@ namespace einexpr::cli {
 
 /// What the commands that run an expression share.
 struct RunOptions {
-  std::string device = "cpu";   // where it runs: cpu, cuda, cuda:N
-  int threads = 0;              // 0: OpenMP's default (OMP_NUM_THREADS)
+  std::string device = "cpu";  // where it runs: cpu, cuda, cuda:N
+  int threads = 0;             // 0: OpenMP's default (OMP_NUM_THREADS)
 };
 /// set_num_threads(threads) when threads > 0.
 void apply_threads(const RunOptions& run);
@@ -24,12 +24,12 @@ void apply_threads(const RunOptions& run);
 struct OpArgs {
   std::string op;
   std::string pattern;
-  std::string reduction;               // reduce only
-  std::string input;                   // rearrange / reduce / repeat: the input .npy path
-  std::vector<std::string> inputs;     // einsum: one .npy path per operand
-  std::vector<std::string> lengths;    // NAME=LEN
-  std::string output;                  // .npy path, written only when everything succeeded
-  bool bf16_u2 = false;                // read and write bf16 as '<u2'
+  std::string reduction;             // reduce only
+  std::string input;                 // rearrange / reduce / repeat: the input .npy path
+  std::vector<std::string> inputs;   // einsum: one .npy path per operand
+  std::vector<std::string> lengths;  // NAME=LEN
+  std::string output;                // .npy path, written only when everything succeeded
+  bool bf16_u2 = false;              // read and write bf16 as '<u2'
   RunOptions run;
 };
 int run_op(const OpArgs& args);
@@ -38,13 +38,13 @@ int run_op(const OpArgs& args);
 struct ExprArgs {
   std::string op;
   std::string pattern;
-  std::vector<std::string> rest;       // [REDUCTION] NAME=LEN...
+  std::vector<std::string> rest;  // [REDUCTION] NAME=LEN...
   std::string dtype = "f32";
 };
 
 struct CostArgs {
   ExprArgs expr;
-  std::string device = "h100";         // the device-table entry of the roofline
+  std::string device = "h100";  // the device-table entry of the roofline
   bool json = false;
   bool backward = false;
 };
@@ -53,19 +53,19 @@ int explain_command(const ExprArgs& args);
 
 struct CheckArgs {
   std::string pattern;
-  std::string op;                      // empty: rearrange for one operand, else einsum
+  std::string op;  // empty: rearrange for one operand, else einsum
 };
 int check_command(const CheckArgs& args);
 
 struct BenchArgs {
   ExprArgs expr;
   RunOptions run;
-  std::string spec;                    // device-table entry; empty: "cpu" or "h100"
+  std::string spec;  // device-table entry; empty: "cpu" or "h100"
   bool json = false;
   int warmup = 2;
-  int repeats = 5;                     // at least this many timed runs
-  double min_time = 0.25;              // ...and at least this many seconds
-  double max_time = 10.0;              // ...but stop after this many
+  int repeats = 5;         // at least this many timed runs
+  double min_time = 0.25;  // ...and at least this many seconds
+  double max_time = 10.0;  // ...but stop after this many
   std::uint64_t seed = 0;
 };
 int bench_command(const BenchArgs& args);
@@ -74,7 +74,7 @@ struct RooflineArgs {
   std::string svg;
   std::string device = "h100";
   std::string dtype = "f32";
-  std::vector<std::string> exprs;      // "OP|PATTERN|NAME=LEN,..."
+  std::vector<std::string> exprs;  // "OP|PATTERN|NAME=LEN,..."
 };
 int roofline_command(const RooflineArgs& args);
 

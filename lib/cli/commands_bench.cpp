@@ -57,9 +57,9 @@ void print_bench_table(const ExprSpec& e, const RunReport& r, const Roofline& bo
   add_quantity(t, "bytes", iec(r.cost.ideal_bytes().to_double()), si(r.bytes_per_s, "B/s") + " (ideal bytes / median)");
   add_quantity(t, "MFU", fixed(r.mfu, 3),
                "against " + r.device + ": " + si(bound.peak_flops, "FLOP/s") + " " + std::string(name(r.cost.dtype)));
-  add_quantity(t, "roofline", seconds(bound.time_s),
-               bound.bound() + "-bound on " + r.device + "; the median is " + num(m.median_s / bound.time_s, 3) +
-                   " x it");
+  add_quantity(
+      t, "roofline", seconds(bound.time_s),
+      bound.bound() + "-bound on " + r.device + "; the median is " + num(m.median_s / bound.time_s, 3) + " x it");
   std::cout << t.str();
   if (view) std::cout << "  the result is a view of the input: no data moves\n";
 }

@@ -52,15 +52,17 @@ void print_cost_table(const CostReport& r) {
   add_quantity(t, "bytes planned", iec(c.bytes_planned.to_double()), c.bytes_planned.str() + " (what the steps move)");
   add_quantity(t, "peak temporary", iec(c.peak_extra_bytes.to_double()), c.peak_extra_bytes.str());
   add_quantity(t, "intensity", num(c.intensity()) + " FLOP/B",
-          "exact " + num(c.intensity_exact()) + "; ideal bytes = " + c.bytes_formula.str());
+               "exact " + num(c.intensity_exact()) + "; ideal bytes = " + c.bytes_formula.str());
   add_quantity(t, "backward", si(r.backward.flops.to_double(), "FLOP"),
-          r.backward.flops.str() + " (" + std::to_string(r.backward.gradients.size()) + " gradients)");
-  t.add({"roofline", "", "", f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
-                                 si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
-  t.add({"bound", "", "", f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
-                              num(f.accelerator_intensity) + ")"});
+               r.backward.flops.str() + " (" + std::to_string(r.backward.gradients.size()) + " gradients)");
+  t.add({"roofline", "", "",
+         f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
+             si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
+  t.add({"bound", "", "",
+         f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
+             num(f.accelerator_intensity) + ")"});
   add_quantity(t, "time", seconds(f.time_s),
-          "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
+               "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
   add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
   std::cout << title(r.expr, c.dtype) << t.str();
 }

@@ -55,8 +55,7 @@ JsonWriter& JsonWriter::end_array() {
 }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
-  if (stack_.empty() || !stack_.back().object)
-    throw InternalError("JSON: a key outside an object", __FILE__, __LINE__);
+  if (stack_.empty() || !stack_.back().object) throw InternalError("JSON: a key outside an object", __FILE__, __LINE__);
   if (stack_.back().count++ > 0) os_ << ',';
   newline();
   os_ << nlohmann::json(std::string(name)).dump() << ": ";
@@ -111,7 +110,8 @@ std::size_t display_width(std::string_view s) {
 
 }  // namespace
 
-Table::Table(std::vector<std::string> header, std::string align) : header_(std::move(header)), align_(std::move(align)) {}
+Table::Table(std::vector<std::string> header, std::string align)
+    : header_(std::move(header)), align_(std::move(align)) {}
 
 void Table::add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
 

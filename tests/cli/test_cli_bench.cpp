@@ -62,9 +62,9 @@ TEST_CASE("bench shows progress on stderr when it runs longer than a second") {
 
 TEST_CASE("roofline writes an SVG with one labelled point per expression") {
   Sandbox box;
-  const test::CliResult r = box.run({"roofline", "plot.svg", "--dtype", "bf16",
-                                     "einsum|i j, j k -> i k|i=1024,j=1024,k=1024", "einsum|i, i j -> j|i=1024,j=1024",
-                                     "reduce|i j -> i|sum|i=1024,j=1024"});
+  const test::CliResult r =
+      box.run({"roofline", "plot.svg", "--dtype", "bf16", "einsum|i j, j k -> i k|i=1024,j=1024,k=1024",
+               "einsum|i, i j -> j|i=1024,j=1024", "reduce|i j -> i|sum|i=1024,j=1024"});
   INFO(r);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("roofline of h100 (bf16): 989.5 TFLOP/s, 3.35 TB/s, ridge 295.4 FLOP/B"));
@@ -86,7 +86,8 @@ TEST_CASE("roofline writes an SVG with one labelled point per expression") {
     points.push_back({label, bound.intensity, c.flops.to_double() / bound.time_s, false});
   }
   CHECK(svg == roofline_svg(h100, DType::bf16, points));
-  for (const char* label : {"i j, j k -&gt; i k", "i, i j -&gt; j", "i j -&gt; i"}) CHECK_THAT(svg, Catch::Contains(label));
+  for (const char* label : {"i j, j k -&gt; i k", "i, i j -&gt; j", "i j -&gt; i"})
+    CHECK_THAT(svg, Catch::Contains(label));
   CHECK(std::count(svg.begin(), svg.end(), '<') == std::count(svg.begin(), svg.end(), '>'));
   CHECK(box.files() == std::set<std::string>{"plot.svg"});
 }

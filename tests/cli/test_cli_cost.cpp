@@ -71,8 +71,8 @@ TEST_CASE("cost --json: bf16 on h100, reductions, --backward") {
   CHECK(j["roofline"]["peak_flops"].get<double>() == 989.5e12);
   CHECK(j["roofline"]["bound"] == "compute");
 
-  j = cost_json(box, {"reduce", "c (h h2) (w w2) -> c h w", "mean", "c=3", "h=10", "h2=20", "w=10", "w2=20",
-                      "--device", "a100"});
+  j = cost_json(
+      box, {"reduce", "c (h h2) (w w2) -> c h w", "mean", "c=3", "h=10", "h2=20", "w=10", "w2=20", "--device", "a100"});
   const Cost c = cost_reduce("c (h h2) (w w2) -> c h w", Reduction::mean,
                              {{"c", 3}, {"h", 10}, {"h2", 20}, {"w", 10}, {"w2", 20}});
   CHECK(j["reduction"] == "mean");
@@ -96,7 +96,8 @@ TEST_CASE("cost --json: bf16 on h100, reductions, --backward") {
 TEST_CASE("cost --json writes counts beyond 2^64 as exact integer literals") {
   Sandbox box;
   // 2·2^22·2^22·2^22 = 2^67 FLOPs
-  const test::CliResult r = box.run({"cost", "einsum", "i j, j k -> i k", "i=4194304", "j=4194304", "k=4194304", "--json"});
+  const test::CliResult r =
+      box.run({"cost", "einsum", "i j, j k -> i k", "i=4194304", "j=4194304", "k=4194304", "--json"});
   INFO(r);
   REQUIRE(r.status == 0);
   const Cost c = cost_einsum("i j, j k -> i k", {{"i", 4194304}, {"j", 4194304}, {"k", 4194304}});
@@ -126,8 +127,7 @@ TEST_CASE("explain prints the plan and each step's FLOPs and bytes") {
   Sandbox box;
   const AxisLengths sizes = {{"batch", 4}, {"seq1", 8}, {"seq2", 8}, {"hidden", 32}};
   const char* pattern = "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2";
-  const test::CliResult r =
-      box.run({"explain", "einsum", pattern, "batch=4", "seq1=8", "seq2=8", "hidden=32"});
+  const test::CliResult r = box.run({"explain", "einsum", pattern, "batch=4", "seq1=8", "seq2=8", "hidden=32"});
   INFO(r);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::StartsWith(plan_from_sizes("einsum", pattern, sizes).str() + "steps\n"));
@@ -153,8 +153,11 @@ TEST_CASE("check says ok with the op it checked for, or shows the caret") {
       {{"check", "h w -> c h w", "--op", "repeat"}, 0, "ok (repeat)\n", ""},
       {{"check", "b s h, h -> b s h", "--op", "map"}, 0, "ok (map)\n", ""},
       {{"check", "c (h h2) (w w2) -> c h w"}, 1, "", "checked as rearrange (the default for one operand)"},
-      {{"check", "a (b -> b a"}, 1, "", "einexpr check: error: unbalanced parenthesis: '(' is never closed at "
-                                       "position 2\n  a (b -> b a\n    ^\n"},
+      {{"check", "a (b -> b a"},
+       1,
+       "",
+       "einexpr check: error: unbalanced parenthesis: '(' is never closed at "
+       "position 2\n  a (b -> b a\n    ^\n"},
       {{"check", "a b, b c -> a d"}, 1, "", "\n  a b, b c -> a d\n"},
   };
   for (const Row& row : rows) {

@@ -44,7 +44,8 @@ void check_error(const ErrorRow& row) {
 TEST_CASE("rejected runs exit 1 with the reason and write nothing") {
   const std::vector<ErrorRow> rows = {
       // a pattern error carries its caret lines
-      {{"rearrange", "a (b -> b a", "x.npy", "-o", "out.npy"}, 1,
+      {{"rearrange", "a (b -> b a", "x.npy", "-o", "out.npy"},
+       1,
        {"einexpr rearrange: error: ", "'(' is never closed at position 2\n  a (b -> b a\n    ^"}},
       {{"rearrange", "a b -> b c", "x.npy", "-o", "old.npy"}, 1, {"(should be on both)", "\n  ^\n"}},
       {{"reduce", "a b -> a c", "sum", "x.npy", "-o", "old.npy"}, 1, {"a b -> a c", "^"}},

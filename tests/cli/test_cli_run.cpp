@@ -12,8 +12,8 @@ using test::Sandbox;
 namespace {
 
 struct RunRow {
-  std::vector<std::string> args;        // the command line; inputs are x.npy, w.npy
-  std::vector<Shape> shapes;            // of x.npy (and w.npy)
+  std::vector<std::string> args;  // the command line; inputs are x.npy, w.npy
+  std::vector<Shape> shapes;      // of x.npy (and w.npy)
   DType dtype;
   std::function<Tensor(const std::vector<Tensor>&)> expected;
 };
@@ -22,26 +22,51 @@ struct RunRow {
 
 TEST_CASE("rearrange, reduce, repeat and einsum write what the C++ API computes") {
   const std::vector<RunRow> rows = {
-      {{"rearrange", "c h w -> c w h", "x.npy"}, {{3, 4, 5}}, DType::f32,
+      {{"rearrange", "c h w -> c w h", "x.npy"},
+       {{3, 4, 5}},
+       DType::f32,
        [](const auto& in) { return rearrange(in[0], "c h w -> c w h"); }},
-      {{"rearrange", "b (heads hidden1) -> b heads hidden1", "x.npy", "heads=2"}, {{3, 8}}, DType::f64,
-       [](const auto& in) { return rearrange(in[0], "b (heads hidden1) -> b heads hidden1", {{"heads", 2}}); }},
-      {{"reduce", "c (h h2) (w w2) -> c h w", "mean", "x.npy", "h2=20", "w2=20"}, {{3, 40, 60}}, DType::f32,
-       [](const auto& in) { return reduce(in[0], "c (h h2) (w w2) -> c h w", "mean", {{"h2", 20}, {"w2", 20}}); }},
-      {{"reduce", "batch seq hidden -> batch hidden", "sum", "x.npy"}, {{2, 3, 4}}, DType::i64,
+      {{"rearrange", "b (heads hidden1) -> b heads hidden1", "x.npy", "heads=2"},
+       {{3, 8}},
+       DType::f64,
+       [](const auto& in) {
+         return rearrange(in[0], "b (heads hidden1) -> b heads hidden1", {{"heads", 2}});
+       }},
+      {{"reduce", "c (h h2) (w w2) -> c h w", "mean", "x.npy", "h2=20", "w2=20"},
+       {{3, 40, 60}},
+       DType::f32,
+       [](const auto& in) {
+         return reduce(in[0], "c (h h2) (w w2) -> c h w", "mean", {{"h2", 20}, {"w2", 20}});
+       }},
+      {{"reduce", "batch seq hidden -> batch hidden", "sum", "x.npy"},
+       {{2, 3, 4}},
+       DType::i64,
        [](const auto& in) { return reduce(in[0], "batch seq hidden -> batch hidden", "sum"); }},
-      {{"reduce", "... hidden -> ...", "max", "x.npy"}, {{2, 3, 4}}, DType::f16,
+      {{"reduce", "... hidden -> ...", "max", "x.npy"},
+       {{2, 3, 4}},
+       DType::f16,
        [](const auto& in) { return reduce(in[0], "... hidden -> ...", "max"); }},
-      {{"repeat", "h w -> c h w", "x.npy", "c=4"}, {{5, 6}}, DType::i32,
-       [](const auto& in) { return repeat(in[0], "h w -> c h w", {{"c", 4}}); }},
-      {{"einsum", "b d, d k -> b k", "x.npy", "w.npy"}, {{16, 32}, {32, 8}}, DType::f32,
+      {{"repeat", "h w -> c h w", "x.npy", "c=4"},
+       {{5, 6}},
+       DType::i32,
+       [](const auto& in) {
+         return repeat(in[0], "h w -> c h w", {{"c", 4}});
+       }},
+      {{"einsum", "b d, d k -> b k", "x.npy", "w.npy"},
+       {{16, 32}, {32, 8}},
+       DType::f32,
        [](const auto& in) { return einsum(in[0], in[1], "b d, d k -> b k"); }},
       {{"einsum", "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2", "x.npy", "w.npy"},
-       {{2, 5, 8}, {2, 7, 8}}, DType::f64,
+       {{2, 5, 8}, {2, 7, 8}},
+       DType::f64,
        [](const auto& in) { return einsum(in[0], in[1], "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2"); }},
-      {{"einsum", "i i -> i", "x.npy"}, {{6, 6}}, DType::f32,
+      {{"einsum", "i i -> i", "x.npy"},
+       {{6, 6}},
+       DType::f32,
        [](const auto& in) { return einsum(std::span<const Tensor>(in), "i i -> i"); }},
-      {{"einsum", "a b, b c, c d -> a d", "x.npy", "w.npy", "v.npy"}, {{3, 4}, {4, 5}, {5, 2}}, DType::f32,
+      {{"einsum", "a b, b c, c d -> a d", "x.npy", "w.npy", "v.npy"},
+       {{3, 4}, {4, 5}, {5, 2}},
+       DType::f32,
        [](const auto& in) { return einsum(std::span<const Tensor>(in), "a b, b c, c d -> a d"); }},
   };
   const std::vector<std::string> names = {"x.npy", "w.npy", "v.npy"};

@@ -30,9 +30,9 @@
 namespace test {
 
 struct CliResult {
-  int status = -1;   // the exit status; 128 + N when killed by signal N
-  std::string out;   // stdout
-  std::string err;   // stderr
+  int status = -1;  // the exit status; 128 + N when killed by signal N
+  std::string out;  // stdout
+  std::string err;  // stderr
 };
 
 inline std::ostream& operator<<(std::ostream& os, const CliResult& r) {
