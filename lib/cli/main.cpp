@@ -1,9 +1,100 @@
-// The einexpr command-line tool (placeholder until the CLI lands).
+// The einexpr command-line tool: parse the command line, run the chosen command, and map
+// every failure to an exit status and one clear message on stderr:
+//   0  success (also --help and --version)
+//   1  einexpr rejected the expression, a file or a value (a pattern's message carries its
+//      caret lines); no output file is written
+//   2  the command line is malformed (unknown flag, missing argument, bad NAME=LEN)
+// Nothing escapes main: out of memory and unexpected exceptions are exit 1 too.
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
+#include <new>
+#include <string>
 
-#include "einexpr/einexpr.hpp"
+#include "app.hpp"
+#include "args.hpp"
 
-int main() {
-  std::cout << "einexpr " << einexpr::version << '\n';
-  return 0;
+namespace {
+
+constexpr int exit_rejected = 1;
+constexpr int exit_usage = 2;
+
+/// The subcommand the parser was inside, for "see 'einexpr cost --help'".
+std::string command_name(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands())
+    if (sub->parsed()) return "einexpr " + sub->get_name();
+  return "einexpr";
+}
+
+int usage_error(const std::string& where, const std::string& message) {
+  std::cerr << where << ": error: " << message << " (see '" << where << " --help')\n";
+  return exit_usage;
+}
+
+int rejected(const std::string& where, const std::string& message) {
+  std::cerr << where << ": error: " << message;
+  if (message.empty() || message.back() != '\n') std::cerr << '\n';
+  return exit_rejected;
+}
+
+/// Runs the parsed command; maps einexpr's and the tool's exceptions to exit statuses.
+int dispatch(einexpr::cli::Cli& cli) {
+  const std::string where = command_name(cli.app);
+  try {
+    for (const einexpr::cli::Command& c : cli.commands)
+      if (c.app->parsed()) return c.run();
+    return usage_error(where, "a command is required");
+  } catch (const einexpr::cli::UsageError& e) {
+    return usage_error(where, e.what());
+  } catch (const std::bad_alloc&) {
+    return rejected(where, "out of memory");
+  } catch (const std::exception& e) {
+    return rejected(where, e.what());
+  }
+}
+
+/// "unknown command 'x'" rather than CLI11's "a subcommand is required".
+int unknown_command(const einexpr::cli::Cli& cli, const std::string& word) {
+  std::string names;
+  for (const einexpr::cli::Command& c : cli.commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+  return usage_error("einexpr", "unknown command '" + word + "' (commands: " + names + ")");
+}
+
+int run(int argc, char** argv) {
+  std::unique_ptr<einexpr::cli::Cli> cli = einexpr::cli::make_cli();
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(cli->commands.begin(), cli->commands.end(),
+                   [&](const einexpr::cli::Command& c) { return c.app->get_name() == argv[1]; }))
+    return unknown_command(*cli, argv[1]);
+  try {
+    cli->app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return cli->app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (message == "A subcommand is required") message = "a command is required";
+    return usage_error(command_name(cli->app), message);
+  }
+  return dispatch(*cli);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const int status = run(argc, argv);
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "einexpr: error: could not write to standard output\n";
+      return exit_rejected;
+    }
+    return status;
+  } catch (const std::bad_alloc&) {
+    std::fputs("einexpr: error: out of memory\n", stderr);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "einexpr: error: %s\n", e.what());
+  } catch (...) {
+    std::fputs("einexpr: error: unexpected exception\n", stderr);
+  }
+  return exit_rejected;
 }

@@ -5,11 +5,11 @@
 
 #include "einexpr/codegen/backward.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "plan_builder.hpp"
+#include "named_plan_builder.hpp"
 #include "toy_planner.hpp"
 
 using namespace einexpr;
-using test::PlanBuilder;
+using cost_test::PlanBuilder;
 
 namespace {
 
@@ -162,7 +162,7 @@ TEST_CASE("a linear layer: forward 2·B·D·K, backward 4·B·D·K (the seeds' 6
     CAPTURE(r.B, r.D, r.K);
     const Plan forward = linear(r.B, r.D, r.K);
     const Count bdk = Count::from_int64(r.B) * Count::from_int64(r.D) * Count::from_int64(r.K);
-    const BackwardCost back = backward_cost(forward, test::toy_plan);
+    const BackwardCost back = backward_cost(forward, cost_test::toy_plan);
     CHECK(cost(forward).flops == Count(2) * bdk);
     CHECK(back.flops == Count(4) * bdk);
     CHECK(cost(forward).flops + back.flops == Count(6) * bdk);
@@ -176,22 +176,22 @@ TEST_CASE("a linear layer: forward 2·B·D·K, backward 4·B·D·K (the seeds' 6
 
 TEST_CASE("backward costs of elementwise derivatives and scatters, per element", "[backward]") {
   const std::int64_t n = 1024 * 1024;
-  const BackwardCost relu = backward_cost(unary(UnaryOp::relu, n), test::toy_plan);
+  const BackwardCost relu = backward_cost(unary(UnaryOp::relu, n), cost_test::toy_plan);
   CHECK(relu.flops == Count(n));                // 1 per element
   CHECK(relu.bytes == Count(3 * n * 2));        // read dY and X, write dX (bf16)
   CHECK(relu.gradients[0].cost.bytes_formula.str() == "6·n");
-  CHECK(backward_cost(unary(UnaryOp::gelu, n), test::toy_plan).flops == Count(18 * n));
+  CHECK(backward_cost(unary(UnaryOp::gelu, n), cost_test::toy_plan).flops == Count(18 * n));
 
-  const BackwardCost max = backward_cost(reduction(Reduction::max), test::toy_plan);
+  const BackwardCost max = backward_cost(reduction(Reduction::max), cost_test::toy_plan);
   CHECK(max.flops == Count(2 * 256));           // compare + select per input element
   CHECK(max.bytes == Count((256 + 16 + 16 + 256) * 4));
 
-  const BackwardCost mean = backward_cost(reduction(Reduction::mean), test::toy_plan);
+  const BackwardCost mean = backward_cost(reduction(Reduction::mean), cost_test::toy_plan);
   CHECK(mean.flops == Count(16));               // dY / 16, then a repeat (0 FLOPs)
   CHECK(mean.gradients[0].cost.steps.size() == 3);  // the scale, the broadcast view, the copy
   CHECK(mean.bytes == Count((16 + 16) * 4 + (16 + 256) * 4));
 
-  const BackwardCost sum = backward_cost(reduction(Reduction::sum), test::toy_plan);
+  const BackwardCost sum = backward_cost(reduction(Reduction::sum), cost_test::toy_plan);
   CHECK(sum.flops == Count(0));
   CHECK(sum.bytes == Count((16 + 256) * 4));
 }

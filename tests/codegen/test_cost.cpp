@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "einexpr/codegen/cost.hpp"
-#include "plan_builder.hpp"
+#include "named_plan_builder.hpp"
 
 using namespace einexpr;
-using test::PlanBuilder;
+using cost_test::PlanBuilder;
 
 namespace {
 
@@ -102,7 +102,7 @@ TEST_CASE("peak temporary memory follows each temporary's last use", "[cost]") {
 }
 
 TEST_CASE("views move nothing, a materializing copy moves the tensor twice", "[cost]") {
-  const test::Sizes sizes = {{"b", 8}, {"h", 30}, {"w", 40}};
+  const cost_test::Sizes sizes = {{"b", 8}, {"h", 30}, {"w", 40}};
   PlanBuilder view_only("rearrange", "b h w -> b w h", DType::f32, sizes);
   const Plan v = view_only.finish(view_only.view(view_only.input("b h w"), "b w h", {1200, 1, 40}));
   validate(v);

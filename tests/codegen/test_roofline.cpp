@@ -6,11 +6,11 @@
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "plan_builder.hpp"
+#include "named_plan_builder.hpp"
 #include "temp_dir.hpp"
 
 using namespace einexpr;
-using test::PlanBuilder;
+using cost_test::PlanBuilder;
 
 namespace {
 
@@ -108,7 +108,7 @@ TEST_CASE("the roofline SVG: well-formed, with axes, roofs, ridge and labelled p
 }
 
 TEST_CASE("write_roofline_svg writes through a temporary file and a rename", "[roofline]") {
-  const test::TempDir dir;
+  const cost_test::TempDir dir;
   const std::string path = (dir.path() / "roofline.svg").string();
   const DeviceSpec& cpu = find_device("cpu");
   const std::vector<RooflinePoint> points = {{"gemm", 50.0, 1e11, true}};

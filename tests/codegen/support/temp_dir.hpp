@@ -6,7 +6,7 @@
 #include <string>
 #include <unistd.h>
 
-namespace test {
+namespace cost_test {
 
 class TempDir {
  public:
@@ -35,4 +35,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-}  // namespace test
+}  // namespace cost_test

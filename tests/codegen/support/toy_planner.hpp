@@ -7,9 +7,9 @@
 #include <stdexcept>
 
 #include "einexpr/codegen/backward.hpp"
-#include "plan_builder.hpp"
+#include "named_plan_builder.hpp"
 
-namespace test {
+namespace cost_test {
 
 inline std::vector<std::string> words(const std::string& side) {
   std::istringstream in(side);
@@ -86,4 +86,4 @@ inline einexpr::Plan toy_plan(const einexpr::GradientStage& stage, einexpr::DTyp
   throw std::runtime_error("toy planner: cannot plan " + stage.op + " '" + pattern + "'");
 }
 
-}  // namespace test
+}  // namespace cost_test

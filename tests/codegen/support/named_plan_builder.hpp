@@ -13,7 +13,7 @@
 #include "einexpr/codegen/plan.hpp"
 #include "einexpr/runtime/layout.hpp"
 
-namespace test {
+namespace cost_test {
 
 using Sizes = std::map<std::string, std::int64_t>;
 
@@ -136,4 +136,4 @@ class PlanBuilder {
   Sizes sizes_;
 };
 
-}  // namespace test
+}  // namespace cost_test

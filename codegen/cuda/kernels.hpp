@@ -1,0 +1,72 @@
+#pragma once
+// Private, CUDA builds only: the kernels of the CUDA lowering, as host functions that
+// queue work on device `device`'s stream. Pointers are buffer bases; layouts (shape,
+// strides and offset in elements) are relative to them, as in a Plan.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "einexpr/codegen/plan.hpp"
+#include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/layout.hpp"
+
+namespace einexpr::gpu {
+
+// ---- copy_cuda.cu ----
+/// dst = src over two views of one shape (src may broadcast with stride 0). Permutations
+/// go through a shared-memory tile (both sides coalesced, 16-byte vectors where aligned);
+/// everything else through the runtime's widened elementwise copy.
+void copy_values(int device, std::byte* dst, const Layout& dst_layout, const std::byte* src,
+                 const Layout& src_layout, std::size_t element_size);
+/// dst = convert(src) (runtime's convert kernel).
+void convert_values(int device, std::byte* dst, const Layout& dst_layout, DType dst_dtype, const std::byte* src,
+                    const Layout& src_layout, DType src_dtype);
+/// Sets `bytes` bytes at dst to zero.
+void zero_bytes(int device, std::byte* dst, std::size_t bytes);
+
+// ---- map_cuda.cu ----
+void map_unary(int device, UnaryOp op, DType dtype, std::byte* dst, const Layout& dst_layout, const std::byte* src,
+               const Layout& src_layout);
+void map_binary(int device, BinaryOp op, DType dtype, std::byte* dst, const Layout& dst_layout, const std::byte* a,
+                const Layout& a_layout, const std::byte* b, const Layout& b_layout);
+
+// ---- reduce_cuda.cu ----
+/// A reduction planned once, at lowering (the layouts are the plan's).
+struct ReducePlan {
+  enum class Kind : unsigned char { inner, outer };
+  Kind kind = Kind::outer;
+  Reduction op = Reduction::sum;
+  DType dtype = DType::f32;
+  Shape kept;                         // output dims (collapsed), outermost first
+  Strides kept_src, kept_dst;         // their strides in src and dst
+  Shape reduced;                      // reduced dims (collapsed), outermost first
+  Strides reduced_src;
+  std::int64_t outputs = 0;           // product of kept
+  std::int64_t count = 0;             // product of reduced (mean divides by it)
+  std::int64_t splits = 1;            // > 1: partial results, then a second pass
+  std::int64_t chunk = 0;             // reduced elements per split
+  std::size_t partial_bytes = 0;      // workspace for the partial results
+  std::int64_t src_offset = 0, dst_offset = 0;
+  /// Partial results, when split: inner kernel [output][split], outer [split][output].
+  bool partials_by_output() const { return kind == Kind::inner; }
+};
+/// Bytes of one accumulator of `dtype` (f64 and integers 8, bool 1, other floats 4).
+std::size_t accumulator_size(DType dtype);
+/// Plans the reduction of `src` over `axes` into `dst` for a GPU of `sm_count`
+/// multiprocessors (reduce_plan.cpp). DeviceError for the sizes it does not support yet
+/// (2^31 or more outputs; 2^31 or more reduced elements per output spread over several
+/// non-collapsible dims).
+ReducePlan plan_reduction(int sm_count, const Layout& src, const std::vector<int>& axes, const Layout& dst,
+                          DType dtype, Reduction op);
+void run_reduction(int device, const ReducePlan& plan, std::byte* dst, const std::byte* src, std::byte* partials);
+
+// ---- contract_kernels.cu ----
+/// dst[B.., m, n] = sum_k a[B.., m, k] * b[B.., k, n] for i64 / i32: a tiled kernel, exact,
+/// wrapping like numpy.
+void contract_integer(int device, DType dtype, int batch_dims, std::byte* dst, const Layout& dst_layout,
+                      const std::byte* a, const Layout& a_layout, const std::byte* b, const Layout& b_layout);
+/// The same for any dtype but bool, one thread per output element: ContractStep::generic.
+void contract_loop(int device, DType dtype, int batch_dims, std::byte* dst, const Layout& dst_layout,
+                   const std::byte* a, const Layout& a_layout, const std::byte* b, const Layout& b_layout);
+
+}  // namespace einexpr::gpu

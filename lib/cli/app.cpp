@@ -1,0 +1,222 @@
+// The command line's definition: one function per subcommand adds its positionals,
+// options and --help text. Examples are the lecture notes' (shared/seeds/): the linear
+// model, attention scores, average pooling, the grey image repeated to 4 channels.
+#include "app.hpp"
+
+#include "einexpr/config.hpp"
+
+namespace einexpr::cli {
+
+namespace {
+
+const char* const tool_description =
+    "einexpr: einops-style tensor expressions on NumPy .npy files -- run them, count their\n"
+    "FLOPs and bytes exactly, and place them on a device's roofline.\n\n"
+    "Exit status: 0 success; 1 the expression, an input file or a value was rejected (the\n"
+    "message on stderr says why, and no output file is written); 2 the command line is\n"
+    "malformed. 'einexpr COMMAND --help' describes each command.";
+
+const char* const tool_footer =
+    "Examples (CS336 lecture 2):\n"
+    "  einexpr einsum \"b d, d k -> b k\" x.npy w.npy -o y.npy\n"
+    "  einexpr cost einsum \"b d, d k -> b k\" b=1024 d=256 k=64\n"
+    "  einexpr reduce \"c (h h2) (w w2) -> c h w\" mean img.npy -o pooled.npy h2=20 w2=20\n"
+    "  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4\n"
+    "  einexpr check \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\"\n"
+    "  einexpr roofline plot.svg --dtype bf16 \"einsum|i j, j k -> i k|i=1024,j=1024,k=1024\"";
+
+const char* const bf16_help =
+    "Read and write bfloat16 as '<u2' (raw bit patterns, for numpy without ml_dtypes). "
+    "Without it, bf16 is '<V2', as np.save writes ml_dtypes.bfloat16, and '<u2' is refused";
+
+const char* const sizes_help =
+    "[REDUCTION] NAME=LEN...: a reduce's reduction (sum, mean, max, min, prod, any, all; "
+    "default sum), then every axis's length";
+
+void add_run_options(CLI::App* sub, RunOptions& run) {
+  sub->add_option("--device", run.device, "Where it runs: cpu, cuda or cuda:N (cuda needs a CUDA build and a GPU)")
+      ->type_name("DEV")
+      ->capture_default_str();
+  sub->add_option("--threads", run.threads, "CPU threads (default: OpenMP's, OMP_NUM_THREADS)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096));
+}
+
+void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* description, const char* footer) {
+  CLI::App* sub = cli.app.add_subcommand(op, description);
+  args.op = op;
+  sub->add_option("PATTERN", args.pattern, "The einops pattern, quoted")->required()->type_name("");
+  if (args.op == "reduce")
+    sub->add_option("REDUCTION", args.reduction, "sum, mean, max, min, prod (any, all on bool)")
+        ->required()
+        ->type_name("");
+  if (args.op == "einsum") {
+    sub->add_option("IN.npy", args.inputs, "One .npy file per operand")->required()->type_name("");
+  } else {
+    sub->add_option("IN.npy", args.input, "The input .npy file")->required()->type_name("");
+    sub->add_option("LENGTHS", args.lengths, "NAME=LEN...: the axis lengths the pattern needs")->type_name("");
+  }
+  sub->add_option("-o,--output", args.output, "The output .npy file (same dtype as the input)")
+      ->required()
+      ->type_name("OUT.npy");
+  sub->add_flag("--bf16-u2", args.bf16_u2, bf16_help);
+  add_run_options(sub, args.run);
+  sub->footer(footer);
+  cli.commands.push_back({sub, [&args] { return run_op(args); }});
+}
+
+void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
+  sub->add_option("OP", expr.op, "einsum, rearrange, reduce or repeat")->required()->type_name("");
+  sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted")->required()->type_name("");
+  sub->add_option("ARGS", expr.rest, sizes_help)->type_name("");
+  sub->add_option("--dtype", expr.dtype, "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool")
+      ->type_name("DT")
+      ->capture_default_str();
+}
+
+void add_cost(Cli& cli) {
+  CLI::App* sub = cli.app.add_subcommand(
+      "cost", "FLOPs, bytes, intensity, backward FLOPs and roofline bound, from the axis sizes alone");
+  add_expr_positionals(sub, cli.cost.expr);
+  sub->add_option("--device", cli.cost.device, "Device-table entry of the roofline ('einexpr devices' lists them)")
+      ->type_name("DEV")
+      ->capture_default_str();
+  sub->add_flag("--json", cli.cost.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
+  sub->add_flag("--backward", cli.cost.backward, "Also list the gradient expressions and their costs");
+  sub->footer(
+      "Examples:\n"
+      "  einexpr cost einsum \"b d, d k -> b k\" b=1024 d=256 k=64\n"
+      "  einexpr cost einsum \"b d, d k -> b k\" b=16384 d=32768 k=8192 --dtype bf16 --backward\n"
+      "  einexpr cost einsum \"i j, j k -> i k\" i=1024 j=1024 k=1024 --dtype bf16 --json\n"
+      "  einexpr cost reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=10 h2=20 w=10 w2=20");
+  cli.commands.push_back({sub, [&cli] { return cost_command(cli.cost); }});
+}
+
+void add_explain(Cli& cli) {
+  CLI::App* sub = cli.app.add_subcommand(
+      "explain", "The plan step by step (views, copies, GEMMs, reductions) with each step's FLOPs and bytes");
+  add_expr_positionals(sub, cli.explain);
+  sub->footer(
+      "Examples:\n"
+      "  einexpr explain einsum \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\" "
+      "batch=4 seq1=8 seq2=8 hidden=32\n"
+      "  einexpr explain rearrange \"c h w -> c w h\" c=3 h=4 w=5");
+  cli.commands.push_back({sub, [&cli] { return explain_command(cli.explain); }});
+}
+
+void add_check(Cli& cli) {
+  CLI::App* sub = cli.app.add_subcommand(
+      "check", "Validate a pattern: 'ok (OP)' and exit 0, or the fault under a caret and exit 1");
+  sub->add_option("PATTERN", cli.check.pattern, "The einops pattern, quoted")->required()->type_name("");
+  sub->add_option("--op", cli.check.op,
+                  "rearrange, reduce, repeat, einsum or map (default: rearrange for one operand, else einsum)")
+      ->type_name("OP");
+  sub->footer(
+      "Examples:\n"
+      "  einexpr check \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\"\n"
+      "  einexpr check \"c (h h2) (w w2) -> c h w\" --op reduce\n"
+      "  einexpr check \"h w -> c h w\" --op repeat");
+  cli.commands.push_back({sub, [&cli] { return check_command(cli.check); }});
+}
+
+void add_bench(Cli& cli) {
+  BenchArgs& b = cli.bench;
+  CLI::App* sub = cli.app.add_subcommand(
+      "bench", "Time an expression on seeded random data: FLOP/s, bandwidth and MFU against the device table");
+  add_expr_positionals(sub, b.expr);
+  add_run_options(sub, b.run);
+  sub->add_option("--spec", b.spec, "Device-table entry to compare with (default: cpu for CPU runs, h100 for cuda)")
+      ->type_name("NAME");
+  sub->add_flag("--json", b.json, "One JSON object");
+  sub->add_option("--warmup", b.warmup, "Untimed runs first")->capture_default_str()->check(CLI::Range(0, 1000000));
+  sub->add_option("--repeats", b.repeats, "At least this many timed runs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--min-time", b.min_time, "...and for at least this many seconds (at most 1000000 runs)")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--max-time", b.max_time, "...but stop after this many")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--seed", b.seed, "Seed of the random inputs")->capture_default_str();
+  sub->footer(
+      "A progress line goes to stderr while a run takes longer than a second.\n"
+      "Examples:\n"
+      "  einexpr bench einsum \"b d, d k -> b k\" b=1024 d=256 k=64\n"
+      "  einexpr bench einsum \"b d, d k -> b k\" b=16384 d=32768 k=8192 --dtype bf16 --device cuda\n"
+      "  einexpr bench reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=50 h2=20 w=50 w2=20 --json");
+  cli.commands.push_back({sub, [&cli] { return bench_command(cli.bench); }});
+}
+
+void add_roofline(Cli& cli) {
+  RooflineArgs& r = cli.roofline;
+  CLI::App* sub =
+      cli.app.add_subcommand("roofline", "Write an SVG roofline plot, one point per expression at its roofline bound");
+  sub->add_option("FILE.svg", r.svg, "The SVG file to write")->required()->type_name("");
+  sub->add_option("EXPR", r.exprs,
+                  "\"OP|PATTERN|NAME=LEN,NAME=LEN,...\", or \"reduce|PATTERN|REDUCTION|NAME=LEN,...\"; "
+                  "the point's label is the pattern")
+      ->required()
+      ->type_name("");
+  sub->add_option("--device", r.device, "Device-table entry whose roofs are drawn")
+      ->type_name("DEV")
+      ->capture_default_str();
+  sub->add_option("--dtype", r.dtype, "Element type of every expression")->type_name("DT")->capture_default_str();
+  sub->footer(
+      "Examples (the lecture's matrix-vector and matrix-matrix products, and a sum):\n"
+      "  einexpr roofline plot.svg --dtype bf16 \"einsum|i j, j k -> i k|i=1024,j=1024,k=1024\" \\\n"
+      "      \"einsum|i, i j -> j|i=1024,j=1024\" \"reduce|i j -> i|sum|i=1024,j=1024\"");
+  cli.commands.push_back({sub, [&cli] { return roofline_command(cli.roofline); }});
+}
+
+void add_devices(Cli& cli) {
+  CLI::App* sub =
+      cli.app.add_subcommand("devices", "The device table: promised dense peaks by dtype, memory bandwidth, sources");
+  sub->add_flag("--json", cli.devices.json, "A JSON list in the format $EINEXPR_DEVICES files use");
+  sub->footer(
+      "Devices from the JSON file named by $EINEXPR_DEVICES are added to the built-in ones.\n"
+      "Example:\n"
+      "  einexpr devices --json > mine.json   # edit, then: EINEXPR_DEVICES=mine.json einexpr devices");
+  cli.commands.push_back({sub, [&cli] { return devices_command(cli.devices); }});
+}
+
+}  // namespace
+
+Cli::Cli() : app(tool_description, "einexpr") {}
+
+std::unique_ptr<Cli> make_cli() {
+  auto cli = std::make_unique<Cli>();
+  cli->app.footer(tool_footer);
+  cli->app.set_version_flag("--version", std::string("einexpr ") + version);
+  cli->app.require_subcommand(1);
+  add_op_command(*cli, cli->rearrange, "rearrange",
+                 "Rearrange IN.npy into OUT.npy: permute, split, merge, add or drop unit axes",
+                 "Examples:\n"
+                 "  einexpr rearrange \"c h w -> c w h\" img.npy -o flipped.npy\n"
+                 "  einexpr rearrange \"b (heads hidden1) -> b heads hidden1\" x.npy -o y.npy heads=2");
+  add_op_command(*cli, cli->reduce, "reduce", "Reduce IN.npy over the axes the output drops",
+                 "Examples:\n"
+                 "  einexpr reduce \"c (h h2) (w w2) -> c h w\" mean img.npy -o pooled.npy h2=20 w2=20\n"
+                 "  einexpr reduce \"batch seq hidden -> batch hidden\" sum x.npy -o y.npy\n"
+                 "  einexpr reduce \"... hidden -> ...\" max x.npy -o y.npy");
+  add_op_command(*cli, cli->repeat, "repeat", "Repeat IN.npy along new or enlarged axes",
+                 "Example:\n"
+                 "  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4");
+  add_op_command(*cli, cli->einsum, "einsum",
+                 "Contract operands: an axis missing from the output is summed, a repeated one is a diagonal",
+                 "Examples:\n"
+                 "  einexpr einsum \"b d, d k -> b k\" x.npy w.npy -o y.npy\n"
+                 "  einexpr einsum \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\" q.npy k.npy "
+                 "-o scores.npy");
+  add_cost(*cli);
+  add_explain(*cli);
+  add_check(*cli);
+  add_bench(*cli);
+  add_roofline(*cli);
+  add_devices(*cli);
+  return cli;
+}
+
+}  // namespace einexpr::cli

@@ -1,0 +1,40 @@
+#pragma once
+// The command line's definition: CLI11 subcommands, their options and --help texts (with
+// examples from the lecture notes), bound to the argument structs of commands.hpp.
+// CLI11 stays in this file, app.cpp and main.cpp.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace einexpr::cli {
+
+/// A subcommand and what runs it once the command line has been parsed.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+/// The parsed command line; the CLI11 options write into the argument structs.
+struct Cli {
+  CLI::App app;
+  OpArgs rearrange, reduce, repeat, einsum;
+  CostArgs cost;
+  ExprArgs explain;
+  CheckArgs check;
+  BenchArgs bench;
+  RooflineArgs roofline;
+  DevicesArgs devices;
+  std::vector<Command> commands;
+
+  Cli();
+  Cli(const Cli&) = delete;
+  Cli& operator=(const Cli&) = delete;
+};
+
+/// The whole tool's definition (the options point into the returned object).
+std::unique_ptr<Cli> make_cli();
+
+}  // namespace einexpr::cli

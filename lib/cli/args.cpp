@@ -1,0 +1,127 @@
+// The command line's own syntax: NAME=LEN lists, expressions given by sizes, dtypes and
+// devices. Malformed text is a UsageError (exit 2); unknown names are the library's errors.
+#include "args.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+namespace einexpr::cli {
+
+namespace {
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+std::pair<std::string, std::int64_t> parse_length(const std::string& arg) {
+  const std::size_t eq = arg.find('=');
+  if (eq == std::string::npos) throw UsageError("expected NAME=LEN, got '" + arg + "'");
+  const std::string name = arg.substr(0, eq);
+  const std::string_view len = std::string_view(arg).substr(eq + 1);
+  if (!is_identifier(name))
+    throw UsageError("bad NAME=LEN '" + arg + "': NAME must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  std::int64_t value = -1;
+  const auto [end, ec] = std::from_chars(len.data(), len.data() + len.size(), value);
+  if (len.empty() || !std::isdigit(static_cast<unsigned char>(len[0])) || ec != std::errc() ||
+      end != len.data() + len.size())
+    throw UsageError("bad NAME=LEN '" + arg + "': LEN must be a non-negative integer below 2^63");
+  return {name, value};
+}
+
+bool is_expr_op(std::string_view op) { return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat"; }
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = text.find(sep, begin);
+    parts.push_back(text.substr(begin, end - begin));
+    if (end == std::string::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+std::string trim(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+AxisLengths parse_lengths(const std::vector<std::string>& args) {
+  AxisLengths out;
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    auto kv = parse_length(arg);
+    if (!seen.insert(kv.first).second) throw UsageError("axis '" + kv.first + "' is given twice");
+    out.push_back(std::move(kv));
+  }
+  return out;
+}
+
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest) {
+  if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected " + std::string(expr_ops) + ")");
+  ExprSpec e{op, pattern, Reduction::sum, {}};
+  std::vector<std::string> lengths = rest;
+  if (!lengths.empty() && lengths.front().find('=') == std::string::npos) {
+    if (op != "reduce")
+      throw UsageError("unexpected argument '" + lengths.front() + "': only reduce takes a REDUCTION; " + op +
+                       " takes NAME=LEN...");
+    e.reduction = parse_reduction(lengths.front());
+    lengths.erase(lengths.begin());
+  }
+  e.sizes = parse_lengths(lengths);
+  return e;
+}
+
+ExprSpec parse_expr_text(const std::string& text) {
+  const std::vector<std::string> f = split(text, '|');
+  const std::string op = f.empty() ? "" : trim(f[0]);
+  const bool reduce_form = f.size() == 4 && op == "reduce";
+  if (f.size() != 3 && !reduce_form)
+    throw UsageError("bad EXPR '" + text +
+                     "': expected \"OP|PATTERN|NAME=LEN,...\" (reduce: "
+                     "\"reduce|PATTERN|REDUCTION|NAME=LEN,...\")");
+  std::vector<std::string> rest;
+  if (reduce_form) rest.push_back(trim(f[2]));
+  const std::string sizes = trim(f.back());
+  if (!sizes.empty())
+    for (const std::string& s : split(sizes, ',')) rest.push_back(trim(s));
+  try {
+    return parse_expr_args(op, trim(f[1]), rest);
+  } catch (const UsageError& e) {
+    throw UsageError("bad EXPR '" + text + "': " + e.what());
+  }
+}
+
+DType parse_dtype(const std::string& text) { return dtype_from_name(text); }
+
+Device parse_run_device(const std::string& text) {
+  const Device d = parse_device(text);
+  if (d.is_cpu()) return d;
+  if (!has_cuda) throw DeviceError("--device " + text + ": this einexpr was built without CUDA (EINEXPR_CUDA=OFF)");
+  const int n = cuda_device_count();
+  if (n == 0) throw DeviceError("--device " + text + ": no CUDA device is visible");
+  if (d.index >= n)
+    throw DeviceError("--device " + text + ": only " + std::to_string(n) +
+                      " CUDA device(s) visible (cuda:0..cuda:" + std::to_string(n - 1) + ")");
+  return d;
+}
+
+void check_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw Error("cannot write " + path + ": directory " + dir.string() + " does not exist");
+  if (fs::is_directory(p, ec)) throw Error("cannot write " + path + ": it is a directory");
+}
+
+}  // namespace einexpr::cli

@@ -1,0 +1,58 @@
+#pragma once
+// The command line's own syntax, turned into einexpr values: NAME=LEN lists, an
+// expression's OP PATTERN [REDUCTION] NAME=LEN... arguments, roofline's
+// "OP|PATTERN|NAME=LEN,..." expressions, dtypes and devices.
+//
+// A malformed argument (the text of the command line itself) throws UsageError: exit 2.
+// A well-formed name that einexpr does not know (a dtype, a device, a reduction, an op)
+// throws einexpr::Error from the library with the list of valid names: exit 1.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "einexpr/einexpr.hpp"
+
+namespace einexpr::cli {
+
+/// The command line is malformed: exit 2, one line on stderr.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// "h=8" -> {"h", 8}. NAME is an identifier, LEN a non-negative decimal integer that fits
+/// int64; a name given twice is an error. Throws UsageError naming the argument.
+AxisLengths parse_lengths(const std::vector<std::string>& args);
+
+/// An expression given by sizes: what cost, explain, bench and roofline take.
+struct ExprSpec {
+  std::string op;  // "einsum", "rearrange", "reduce", "repeat"
+  std::string pattern;
+  Reduction reduction = Reduction::sum;
+  AxisLengths sizes;
+};
+
+/// OP PATTERN [REDUCTION] NAME=LEN...: `rest` is what follows the pattern. A REDUCTION
+/// (the first of `rest` without '=') is allowed only for reduce, where it defaults to sum.
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest);
+
+/// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN" or "reduce|PATTERN|REDUCTION|NAME=LEN,...".
+ExprSpec parse_expr_text(const std::string& text);
+
+/// dtype_from_name, which lists the valid names when it throws DTypeError.
+DType parse_dtype(const std::string& text);
+
+/// "cpu", "cuda", "cuda:N" -> a Device that can run here; DeviceError (exit 1) when the
+/// build has no CUDA, no GPU is visible, or the index is out of range.
+Device parse_run_device(const std::string& text);
+
+/// Fails early (before reading or computing anything) when `path` cannot be an output
+/// file: its directory is missing or it is a directory. Throws Error (exit 1).
+void check_output_path(const std::string& path);
+
+/// The ops cost, explain, bench and roofline know, as messages list them.
+inline constexpr std::string_view expr_ops = "einsum, rearrange, reduce or repeat";
+
+}  // namespace einexpr::cli

@@ -1,0 +1,86 @@
+#pragma once
+// One function per command of the `einexpr` tool, each taking the options CLI11 filled
+// and returning the exit status. They throw UsageError (exit 2) for malformed arguments
+// and einexpr::Error (exit 1) for everything the library rejects; main() maps both.
+//
+//   commands_run.cpp    rearrange, reduce, repeat, einsum: .npy in, .npy out
+//   commands_cost.cpp   cost, explain, check: from the pattern and sizes alone
+//   commands_bench.cpp  bench, roofline, devices: timings and the device table
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace einexpr::cli {
+
+/// What the commands that run an expression share.
+struct RunOptions {
+  std::string device = "cpu";  // where it runs: cpu, cuda, cuda:N
+  int threads = 0;             // 0: OpenMP's default (OMP_NUM_THREADS)
+};
+/// set_num_threads(threads) when threads > 0.
+void apply_threads(const RunOptions& run);
+
+/// rearrange / reduce / repeat / einsum on .npy files.
+struct OpArgs {
+  std::string op;
+  std::string pattern;
+  std::string reduction;             // reduce only
+  std::string input;                 // rearrange / reduce / repeat: the input .npy path
+  std::vector<std::string> inputs;   // einsum: one .npy path per operand
+  std::vector<std::string> lengths;  // NAME=LEN
+  std::string output;                // .npy path, written only when everything succeeded
+  bool bf16_u2 = false;              // read and write bf16 as '<u2'
+  RunOptions run;
+};
+int run_op(const OpArgs& args);
+
+/// An expression given by sizes: OP PATTERN [REDUCTION] NAME=LEN...
+struct ExprArgs {
+  std::string op;
+  std::string pattern;
+  std::vector<std::string> rest;  // [REDUCTION] NAME=LEN...
+  std::string dtype = "f32";
+};
+
+struct CostArgs {
+  ExprArgs expr;
+  std::string device = "h100";  // the device-table entry of the roofline
+  bool json = false;
+  bool backward = false;
+};
+int cost_command(const CostArgs& args);
+int explain_command(const ExprArgs& args);
+
+struct CheckArgs {
+  std::string pattern;
+  std::string op;  // empty: rearrange for one operand, else einsum
+};
+int check_command(const CheckArgs& args);
+
+struct BenchArgs {
+  ExprArgs expr;
+  RunOptions run;
+  std::string spec;  // device-table entry; empty: "cpu" or "h100"
+  bool json = false;
+  int warmup = 2;
+  int repeats = 5;         // at least this many timed runs
+  double min_time = 0.25;  // ...and at least this many seconds
+  double max_time = 10.0;  // ...but stop after this many
+  std::uint64_t seed = 0;
+};
+int bench_command(const BenchArgs& args);
+
+struct RooflineArgs {
+  std::string svg;
+  std::string device = "h100";
+  std::string dtype = "f32";
+  std::vector<std::string> exprs;  // "OP|PATTERN|NAME=LEN,..."
+};
+int roofline_command(const RooflineArgs& args);
+
+struct DevicesArgs {
+  bool json = false;
+};
+int devices_command(const DevicesArgs& args);
+
+}  // namespace einexpr::cli

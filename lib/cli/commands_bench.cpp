@@ -1,0 +1,181 @@
+// bench, roofline, devices: an expression timed on random data beside its cost, roofline
+// plots of expressions' bounds, and the device table they are compared with.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "output.hpp"
+
+namespace einexpr::cli {
+
+namespace {
+
+Compiled compile(const ExprSpec& e, const AxisLengths& lengths) {
+  if (e.op == "einsum") return compile_einsum(e.pattern);
+  if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths);
+  if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths);
+  return compile_repeat(e.pattern, lengths);
+}
+
+/// Random inputs of the shapes the plan from sizes gives, on `device`.
+std::vector<Tensor> random_inputs(const Plan& plan, Device device, std::uint64_t seed) {
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < plan.num_inputs; ++i)
+    inputs.push_back(Tensor::randn(plan.values.at(static_cast<std::size_t>(i)).layout.shape, plan.dtype,
+                                   seed + static_cast<std::uint64_t>(i))
+                         .to(device));
+  return inputs;
+}
+
+/// measure()'s progress callback: a line on stderr, rewritten in place on a terminal.
+struct Progress {
+  bool shown = false;
+  void operator()(int repeats, double elapsed) {
+    std::fprintf(stderr, "%sbench: %d timed runs, %.1f s", isatty(2) ? "\r" : "", repeats, elapsed);
+    if (!isatty(2)) std::fputc('\n', stderr);
+    std::fflush(stderr);
+    shown = true;
+  }
+  void finish() const {
+    if (shown && isatty(2)) std::fputc('\n', stderr);
+  }
+};
+
+void print_bench_table(const ExprSpec& e, const RunReport& r, const Roofline& bound, Device device, bool view) {
+  const Measurement& m = r.time;
+  std::cout << e.op << " '" << e.pattern << "' (" << name(r.cost.dtype) << ")  " << lengths_text(e.sizes) << "  on "
+            << device.str() << ", " << r.threads << " thread" << (r.threads == 1 ? "" : "s") << "\n";
+  Table t({}, "lrll");
+  add_quantity(t, "median", seconds(m.median_s),
+               "of " + std::to_string(m.repeats) + " runs (min " + seconds(m.min_s) + ", max " + seconds(m.max_s) +
+                   "; " + std::to_string(m.warmup) + " warm-up)");
+  add_quantity(t, "FLOPs", si(r.cost.flops.to_double(), "FLOP"), si(r.flops_per_s, "FLOP/s"));
+  add_quantity(t, "bytes", iec(r.cost.ideal_bytes().to_double()), si(r.bytes_per_s, "B/s") + " (ideal bytes / median)");
+  add_quantity(t, "MFU", fixed(r.mfu, 3),
+               "against " + r.device + ": " + si(bound.peak_flops, "FLOP/s") + " " + std::string(name(r.cost.dtype)));
+  add_quantity(
+      t, "roofline", seconds(bound.time_s),
+      bound.bound() + "-bound on " + r.device + "; the median is " + num(m.median_s / bound.time_s, 3) + " x it");
+  std::cout << t.str();
+  if (view) std::cout << "  the result is a view of the input: no data moves\n";
+}
+
+void print_bench_json(const ExprSpec& e, const RunReport& r, const Roofline& bound, Device device, bool view) {
+  const Measurement& m = r.time;
+  JsonWriter j(std::cout);
+  j.begin_object().field("op", e.op).field("pattern", e.pattern).field("dtype", name(r.cost.dtype));
+  j.field("device", device.str()).field("spec", r.device).field("threads", r.threads);
+  j.field("warmup", m.warmup).field("repeats", m.repeats);
+  j.field("median_s", m.median_s).field("min_s", m.min_s).field("max_s", m.max_s).field("mean_s", m.mean_s);
+  j.field("flops", r.cost.flops).field("bytes", r.cost.ideal_bytes());
+  j.field("flops_per_s", r.flops_per_s).field("bytes_per_s", r.bytes_per_s).field("mfu", r.mfu);
+  j.field("peak_flops", bound.peak_flops).field("bandwidth", bound.bandwidth);
+  j.field("roofline_time_s", bound.time_s).field("bound", bound.bound()).field("output_is_view", view);
+  j.end_object();
+}
+
+std::string peak_text(const DeviceSpec& d, const std::string& key) {
+  const auto it = d.peak_flops.find(key);
+  return it == d.peak_flops.end() ? "-" : si(it->second, "");
+}
+
+/// The dtype keys of the table's peaks, in the usual order, then any others.
+std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
+  std::vector<std::string> keys = {"f64", "f32", "tf32", "bf16", "f16", "fp8", "i8"};
+  for (const DeviceSpec& d : devices)
+    for (const auto& kv : d.peak_flops)
+      if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+  std::erase_if(keys, [&](const std::string& k) {
+    return std::none_of(devices.begin(), devices.end(), [&](const DeviceSpec& d) { return d.peak_flops.count(k); });
+  });
+  return keys;
+}
+
+}  // namespace
+
+int bench_command(const BenchArgs& args) {
+  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const DType dtype = parse_dtype(args.expr.dtype);
+  const Device device = parse_run_device(args.run.device);
+  const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
+  spec.peak_for(dtype);  // no peak for this dtype: fail before running
+  apply_threads(args.run);
+  const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction);
+  const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
+  const Compiled compiled = compile(e, e.sizes);
+  Progress progress;
+  MeasureOptions options;
+  options.warmup = args.warmup;
+  options.min_repeats = args.repeats;
+  options.max_repeats = std::max(1000000, args.repeats);  // --min-time decides, not a count
+  options.min_seconds = args.min_time;
+  options.max_seconds = std::max(args.max_time, args.min_time);
+  options.progress = [&progress](int repeats, double elapsed) { progress(repeats, elapsed); };
+  const RunReport report = measure_run(compiled, inputs, spec, options);
+  progress.finish();
+  const Roofline bound = roofline(report.cost, spec);
+  if (args.json)
+    print_bench_json(e, report, bound, device, plan.output_is_view());
+  else
+    print_bench_table(e, report, bound, device, plan.output_is_view());
+  return 0;
+}
+
+int roofline_command(const RooflineArgs& args) {
+  std::vector<ExprSpec> exprs;
+  for (const std::string& text : args.exprs) exprs.push_back(parse_expr_text(text));
+  const DType dtype = parse_dtype(args.dtype);
+  const DeviceSpec device = find_device(args.device);
+  check_output_path(args.svg);
+  std::vector<RooflinePoint> points;
+  Table t({"label", "op", "FLOPs", "bytes", "FLOP/B", "bound", "time", "attainable"}, "llrrrlrr");
+  for (const ExprSpec& e : exprs) {
+    const Cost c = cost(plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction));
+    const Roofline r = roofline(c, device);
+    const double attainable = r.time_s > 0 ? c.flops.to_double() / r.time_s : 0;
+    points.push_back({e.pattern, r.intensity, attainable, false});
+    t.add({e.pattern, e.op, si(c.flops.to_double(), "FLOP"), iec(c.ideal_bytes().to_double()), num(r.intensity),
+           r.bound(), seconds(r.time_s), si(attainable, "FLOP/s")});
+  }
+  write_roofline_svg(args.svg, device, dtype, points);
+  std::cout << "roofline of " << device.name << " (" << name(dtype) << "): " << si(device.peak_for(dtype), "FLOP/s")
+            << ", " << si(device.bandwidth, "B/s") << ", ridge " << num(device.accelerator_intensity(dtype))
+            << " FLOP/B\n"
+            << t.str() << "wrote " << args.svg << '\n';
+  return 0;
+}
+
+int devices_command(const DevicesArgs& args) {
+  const std::vector<DeviceSpec> devices = device_specs();
+  if (args.json) {
+    JsonWriter j(std::cout);
+    j.begin_array();
+    for (const DeviceSpec& d : devices) {
+      j.begin_object().field("name", d.name).field("description", d.description).key("peak_flops").begin_object();
+      for (const auto& [key, peak] : d.peak_flops) j.field(key, peak);
+      j.end_object().field("bandwidth", d.bandwidth).field("source", d.source).end_object();
+    }
+    j.end_array();
+    return 0;
+  }
+  const std::vector<std::string> keys = peak_keys(devices);
+  std::vector<std::string> header = {"name"};
+  for (const std::string& k : keys) header.push_back(k);
+  header.insert(header.end(), {"bandwidth", "description"});
+  Table t(header, "l" + std::string(keys.size() + 1, 'r') + "l");
+  for (const DeviceSpec& d : devices) {
+    std::vector<std::string> row = {d.name};
+    for (const std::string& k : keys) row.push_back(peak_text(d, k));
+    row.insert(row.end(), {si(d.bandwidth, "B/s"), d.description});
+    t.add(row);
+  }
+  std::cout << "promised dense peaks in FLOP/s by dtype, memory bandwidth\n" << t.str() << "sources\n";
+  for (const DeviceSpec& d : devices) std::cout << "  " << d.name << ": " << d.source << '\n';
+  return 0;
+}
+
+}  // namespace einexpr::cli

@@ -1,0 +1,59 @@
+// rearrange, reduce, repeat, einsum: .npy files in, one .npy file out. Every argument is
+// checked and the result computed before anything is written; write_npy then writes a
+// temporary beside the output and renames it, so a failed run leaves no file behind and
+// an existing output unchanged.
+#include <span>
+
+#include "args.hpp"
+#include "commands.hpp"
+
+namespace einexpr::cli {
+
+namespace {
+
+std::vector<Tensor> read_inputs(const OpArgs& args, Device device) {
+  NpyReadOptions options;
+  options.u2_as_bf16 = args.bf16_u2;
+  std::vector<Tensor> inputs;
+  std::vector<std::string> paths = args.inputs;
+  if (!args.input.empty()) paths.insert(paths.begin(), args.input);
+  for (const std::string& path : paths) {
+    try {
+      inputs.push_back(read_npy(path, options).to(device));
+    } catch (DTypeError& e) {
+      if (!args.bf16_u2 && std::string_view(e.what()).find("uint16") != std::string_view::npos)
+        e.add_context("(einexpr: --bf16-u2 reads '<u2' data as bf16 bit patterns)");
+      throw;
+    }
+  }
+  return inputs;
+}
+
+Tensor compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths) {
+  if (args.op == "rearrange") return rearrange(in[0], args.pattern, lengths);
+  if (args.op == "reduce") return reduce(in[0], args.pattern, parse_reduction(args.reduction), lengths);
+  if (args.op == "repeat") return repeat(in[0], args.pattern, lengths);
+  return einsum(in, args.pattern, lengths);
+}
+
+}  // namespace
+
+void apply_threads(const RunOptions& run) {
+  if (run.threads > 0) set_num_threads(run.threads);
+}
+
+int run_op(const OpArgs& args) {
+  const AxisLengths lengths = parse_lengths(args.lengths);
+  if (args.op == "reduce") parse_reduction(args.reduction);  // unknown: exit 1 before any I/O
+  const Device device = parse_run_device(args.run.device);
+  apply_threads(args.run);
+  check_output_path(args.output);
+  const std::vector<Tensor> inputs = read_inputs(args, device);
+  const Tensor result = compute(args, inputs, lengths).to(Device::cpu());
+  NpyWriteOptions options;
+  options.bf16_as_u2 = args.bf16_u2;
+  write_npy(args.output, result, options);
+  return 0;
+}
+
+}  // namespace einexpr::cli

@@ -1,0 +1,157 @@
+#pragma once
+// Runs the built `einexpr` binary (its path is EINEXPR_CLI, from the build) in a fresh
+// temporary directory through fork/exec, capturing stdout, stderr and the exit status.
+//
+//   Sandbox box;
+//   box.write_npy("x.npy", x);
+//   const CliResult r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "y.npy"});
+//   CHECK(r.status == 0);
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "einexpr/einexpr.hpp"
+
+namespace test {
+
+struct CliResult {
+  int status = -1;  // the exit status; 128 + N when killed by signal N
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+inline std::ostream& operator<<(std::ostream& os, const CliResult& r) {
+  return os << "status " << r.status << "\n--- stdout\n" << r.out << "--- stderr\n" << r.err;
+}
+
+/// Reads both pipes to their end without letting either fill up.
+inline void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&out, &err};
+  int open = 2;
+  char buf[65536];
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("poll failed");
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+}
+
+/// Runs EINEXPR_CLI with `args` in `cwd`. `env` entries are set in the child (an empty
+/// value unsets); EINEXPR_DEVICES is unset unless given, so the device table is the
+/// built-in one.
+inline CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                         const std::map<std::string, std::string>& env = {}) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+  std::vector<std::string> argv_s = {EINEXPR_CLI};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]), ::close(out_pipe[1]), ::close(err_pipe[0]), ::close(err_pipe[1]);
+    ::unsetenv("EINEXPR_DEVICES");
+    for (const auto& [k, v] : env) v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  CliResult r;
+  drain(out_pipe[0], err_pipe[0], r.out, r.err);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  return r;
+}
+
+/// A fresh directory, removed with everything in it at scope exit; commands run in it.
+class Sandbox {
+ public:
+  Sandbox() {
+    static std::atomic<int> counter{0};
+    dir_ = std::filesystem::temp_directory_path() /
+           ("einexpr_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~Sandbox() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  CliResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) const {
+    return run_cli(args, dir_, env);
+  }
+
+  void write_npy(const std::string& name, const einexpr::Tensor& t, const einexpr::NpyWriteOptions& o = {}) const {
+    einexpr::write_npy(path(name), t, o);
+  }
+  einexpr::Tensor read_npy(const std::string& name, const einexpr::NpyReadOptions& o = {}) const {
+    return einexpr::read_npy(path(name), o);
+  }
+  void write_bytes(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+  }
+  std::string read_bytes(const std::string& name) const {
+    std::ifstream in(path(name), std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  /// Every entry of the directory, recursively (relative paths).
+  std::set<std::string> files() const {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_))
+      names.insert(std::filesystem::relative(e.path(), dir_).string());
+    return names;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+/// The bytes np.save would write for `t` (what a file written by the CLI must hold).
+inline std::string npy_text(const einexpr::Tensor& t, const einexpr::NpyWriteOptions& o = {}) {
+  const std::vector<std::byte> b = einexpr::npy_bytes(t, o);
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+}  // namespace test

@@ -1,0 +1,163 @@
+// rearrange, reduce, repeat, einsum through the tool: inputs written with write_npy, the
+// output read back and compared byte for byte with what the C++ API computes on the same
+// inputs (same dtype, shape and values: exactly np.save's bytes).
+#include <catch2/catch.hpp>
+
+#include "cli_run.hpp"
+
+using namespace einexpr;
+using test::npy_text;
+using test::Sandbox;
+
+namespace {
+
+struct RunRow {
+  std::vector<std::string> args;  // the command line; inputs are x.npy, w.npy
+  std::vector<Shape> shapes;      // of x.npy (and w.npy)
+  DType dtype;
+  std::function<Tensor(const std::vector<Tensor>&)> expected;
+};
+
+}  // namespace
+
+TEST_CASE("rearrange, reduce, repeat and einsum write what the C++ API computes") {
+  const std::vector<RunRow> rows = {
+      {{"rearrange", "c h w -> c w h", "x.npy"},
+       {{3, 4, 5}},
+       DType::f32,
+       [](const auto& in) { return rearrange(in[0], "c h w -> c w h"); }},
+      {{"rearrange", "b (heads hidden1) -> b heads hidden1", "x.npy", "heads=2"},
+       {{3, 8}},
+       DType::f64,
+       [](const auto& in) {
+         return rearrange(in[0], "b (heads hidden1) -> b heads hidden1", {{"heads", 2}});
+       }},
+      {{"reduce", "c (h h2) (w w2) -> c h w", "mean", "x.npy", "h2=20", "w2=20"},
+       {{3, 40, 60}},
+       DType::f32,
+       [](const auto& in) {
+         return reduce(in[0], "c (h h2) (w w2) -> c h w", "mean", {{"h2", 20}, {"w2", 20}});
+       }},
+      {{"reduce", "batch seq hidden -> batch hidden", "sum", "x.npy"},
+       {{2, 3, 4}},
+       DType::i64,
+       [](const auto& in) { return reduce(in[0], "batch seq hidden -> batch hidden", "sum"); }},
+      {{"reduce", "... hidden -> ...", "max", "x.npy"},
+       {{2, 3, 4}},
+       DType::f16,
+       [](const auto& in) { return reduce(in[0], "... hidden -> ...", "max"); }},
+      {{"repeat", "h w -> c h w", "x.npy", "c=4"},
+       {{5, 6}},
+       DType::i32,
+       [](const auto& in) {
+         return repeat(in[0], "h w -> c h w", {{"c", 4}});
+       }},
+      {{"einsum", "b d, d k -> b k", "x.npy", "w.npy"},
+       {{16, 32}, {32, 8}},
+       DType::f32,
+       [](const auto& in) { return einsum(in[0], in[1], "b d, d k -> b k"); }},
+      {{"einsum", "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2", "x.npy", "w.npy"},
+       {{2, 5, 8}, {2, 7, 8}},
+       DType::f64,
+       [](const auto& in) { return einsum(in[0], in[1], "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2"); }},
+      {{"einsum", "i i -> i", "x.npy"},
+       {{6, 6}},
+       DType::f32,
+       [](const auto& in) { return einsum(std::span<const Tensor>(in), "i i -> i"); }},
+      {{"einsum", "a b, b c, c d -> a d", "x.npy", "w.npy", "v.npy"},
+       {{3, 4}, {4, 5}, {5, 2}},
+       DType::f32,
+       [](const auto& in) { return einsum(std::span<const Tensor>(in), "a b, b c, c d -> a d"); }},
+  };
+  const std::vector<std::string> names = {"x.npy", "w.npy", "v.npy"};
+  for (const RunRow& row : rows) {
+    CAPTURE(row.args);
+    Sandbox box;
+    std::vector<Tensor> inputs;
+    for (std::size_t i = 0; i < row.shapes.size(); ++i) {
+      inputs.push_back(Tensor::randn(row.shapes[i], row.dtype, 7 + i));
+      box.write_npy(names[i], inputs.back());
+    }
+    std::vector<std::string> args = row.args;
+    args.insert(args.end(), {"-o", "out.npy"});
+    const test::CliResult r = box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.empty());
+    CHECK(r.err.empty());
+    const Tensor expected = row.expected(inputs);
+    CHECK(box.read_npy("out.npy").dtype() == row.dtype);
+    CHECK(box.read_bytes("out.npy") == npy_text(expected));
+  }
+}
+
+TEST_CASE("Fortran-order inputs are read as numpy reads them") {
+  Sandbox box;
+  const Tensor x = Tensor::randn({4, 6}, DType::f32, 3);
+  NpyWriteOptions fortran;
+  fortran.fortran_order = true;
+  box.write_npy("x.npy", x, fortran);
+  const test::CliResult r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "out.npy", "--threads", "1"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("out.npy") == npy_text(rearrange(x, "a b -> b a").contiguous()));
+}
+
+TEST_CASE("bf16 is read and written as '<V2' by default and as '<u2' with --bf16-u2") {
+  Sandbox box;
+  const Tensor x = Tensor::randn({4, 8}, DType::bf16, 11);
+  const Tensor w = Tensor::randn({8, 3}, DType::bf16, 12);
+  const Tensor y = einsum(x, w, "b d, d k -> b k");
+  box.write_npy("x.npy", x);
+  box.write_npy("w.npy", w);
+  test::CliResult r = box.run({"einsum", "b d, d k -> b k", "x.npy", "w.npy", "-o", "y.npy"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("y.npy") == npy_text(y));
+  CHECK(box.read_bytes("y.npy").find("'descr': '<V2'") != std::string::npos);
+
+  NpyWriteOptions u2;
+  u2.bf16_as_u2 = true;
+  box.write_npy("xu.npy", x, u2);
+  box.write_npy("wu.npy", w, u2);
+  r = box.run({"einsum", "b d, d k -> b k", "xu.npy", "wu.npy", "-o", "yu.npy", "--bf16-u2"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("yu.npy") == npy_text(y, u2));
+
+  r = box.run({"einsum", "b d, d k -> b k", "xu.npy", "wu.npy", "-o", "yu2.npy"});
+  CHECK(r.status == 1);
+  CHECK(r.err.find("xu.npy") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(box.path("yu2.npy")));
+}
+
+TEST_CASE("an output may replace an existing file and may be one of the inputs") {
+  Sandbox box;
+  const Tensor x = Tensor::randn({3, 4}, DType::f32, 1);
+  box.write_npy("x.npy", x);
+  box.write_bytes("old.npy", "old contents");
+  test::CliResult r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "old.npy"});
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("old.npy") == npy_text(rearrange(x, "a b -> b a").contiguous()));
+  r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "x.npy"});
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("x.npy") == npy_text(rearrange(x, "a b -> b a").contiguous()));
+  CHECK(box.files() == std::set<std::string>{"old.npy", "x.npy"});
+}
+
+TEST_CASE("commands run on --device cpu, and --device cuda needs a CUDA build and a GPU") {
+  Sandbox box;
+  box.write_npy("x.npy", Tensor::randn({3, 4}, DType::f32, 1));
+  test::CliResult r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "y.npy", "--device", "cpu"});
+  CHECK(r.status == 0);
+  if (has_cuda && cuda_device_count() > 0) return;
+  r = box.run({"rearrange", "a b -> b a", "x.npy", "-o", "z.npy", "--device", "cuda"});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(r.err.find(has_cuda ? "no CUDA device" : "built without CUDA") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(box.path("z.npy")));
+  r = box.run({"bench", "einsum", "a b, b -> a", "a=2", "b=2", "--device", "cuda"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("CUDA"));
+}
