@@ -24,16 +24,28 @@ struct Gemms {
   std::int64_t sb() const { return k * n; }
   std::int64_t sc() const { return m * n; }
   std::int64_t ldb() const { return b_t ? k : n; }
-  void one(std::int64_t i, bool openblas) const {
-    const float *ai = a + i * sa(), *bi = b + i * sb();
-    float* ci = c + i * sc();
-    if (openblas) gemm_openblas(ai, k, bi, ldb(), ci, n, m, n, k, b_t);
-    else gemm_eigen(ai, k, bi, ldb(), ci, n, m, n, k, b_t);
+  /// Rows [r0, r1) of GEMM i.
+  void rows(std::int64_t i, std::int64_t r0, std::int64_t r1, bool openblas) const {
+    const float *ai = a + i * sa() + r0 * k, *bi = b + i * sb();
+    float* ci = c + i * sc() + r0 * n;
+    if (openblas) gemm_openblas(ai, k, bi, ldb(), ci, n, r1 - r0, n, k, b_t);
+    else gemm_eigen(ai, k, bi, ldb(), ci, n, r1 - r0, n, k, b_t);
+  }
+  void one(std::int64_t i, bool openblas) const { rows(i, 0, m, openblas); }
+  /// GEMM i on `threads` OpenMP threads, each one library call on a block of rows.
+  void split(std::int64_t i, bool openblas, int threads) const {
+#pragma omp parallel num_threads(threads)
+    {
+      const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const std::int64_t r0 = m * t / nt / 16 * 16, r1 = t + 1 == nt ? m : m * (t + 1) / nt / 16 * 16;
+      rows(i, r0, r1, openblas);
+    }
   }
 };
 
-/// The limit roles of a batch of GEMMs: a plain loop of library calls (library threads),
-/// and, for batches, one single-threaded library call per item over OpenMP threads.
+/// The limit roles of a batch of GEMMs: a plain loop of library calls (library threads);
+/// for batches, one single-threaded library call per item over OpenMP threads; for one
+/// GEMM, one single-threaded call per thread on a block of rows.
 void add_gemm_limits(const std::string& w, int threads, const Work& work,
                      const std::function<Gemms()>& make) {
   for (const bool openblas : {false, true}) {
@@ -45,6 +57,14 @@ void add_gemm_limits(const std::string& w, int threads, const Work& work,
         for (std::int64_t i = 0; i < g.batch; ++i) g.one(i, openblas);
       });
     });
+    if (make().batch == 1) {
+      add(w, "limit:" + lib + " split rows", threads, work, [=](int t) {
+        const Gemms g = make();
+        set_openblas_threads(1);
+        return std::function<void()>([g, openblas, t] { g.split(0, openblas, t); });
+      });
+      continue;
+    }
     if (make().batch < threads) continue;
     add(w, "limit:" + lib + " omp batch", threads, work, [=](int t) {
       const Gemms g = make();
@@ -130,6 +150,18 @@ void add_chain(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t l, i
         const Gemms second{f32(in[0]), f32(t), f32(out), 1, i, l, j, false};
         first.one(0, openblas);
         second.one(0, openblas);
+      });
+    });
+    add(w, openblas ? "limit:openblas split rows" : "limit:eigen split rows", threads, work, [=](int th) {
+      const auto in = inputs();
+      const Tensor t = input(w, "t", [&] { return Tensor::empty({j, l}); });
+      const Tensor out = input(w, "out", [&] { return Tensor::empty({i, l}); });
+      set_openblas_threads(1);
+      return std::function<void()>([=] {
+        const Gemms first{f32(in[1]), f32(in[2]), f32(t), 1, j, l, k, false};
+        const Gemms second{f32(in[0]), f32(t), f32(out), 1, i, l, j, false};
+        first.split(0, openblas, th);
+        second.split(0, openblas, th);
       });
     });
   }

@@ -2,6 +2,8 @@
 // process peak is still this op's), then every registered pair (bench.hpp).
 #include <sys/resource.h>
 
+#include <cstdlib>
+
 #include "bench.hpp"
 #include "einexpr/codegen/lower.hpp"
 
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("einexpr_gemm_backend", einexpr::cpu_gemm_backend());
   benchmark::AddCustomContext("openblas_limit", bench::have_openblas() ? "yes" : "no");
+  const char* wait = std::getenv("OMP_WAIT_POLICY");
+  benchmark::AddCustomContext("omp_wait_policy", wait ? wait : "(default)");
   register_peak(peak);
   bench::register_gemm();
   bench::register_memory();

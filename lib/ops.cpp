@@ -88,6 +88,18 @@ Tensor do_unary(const Tensor& x, UnaryOp fn, Tensor* out) {
   });
 }
 
+Tensor do_binary(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function, Tensor* out) {
+  const std::array<Tensor, 2> in{x, y};
+  const std::string op_name = std::string("map.") + name(function);
+  return guarded(op_name, pattern, in, nullptr, [&] {
+    return execute({Op::map, op_name, pattern, in, nullptr, static_cast<std::uint32_t>(function)},
+                   [&](const ast::Pattern* p, std::span<const Layout> l, DType dt) {
+                     return plan_binary(*p, function, l, dt);
+                   },
+                   out);
+  });
+}
+
 }  // namespace
 
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
@@ -121,15 +133,7 @@ Tensor map(const Tensor& x, std::string_view function) {
 }
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
-  const std::array<Tensor, 2> in{x, y};
-  const std::string op_name = std::string("map.") + name(function);
-  return guarded(op_name, pattern, in, nullptr, [&] {
-    return execute({Op::map, op_name, pattern, in, nullptr, static_cast<std::uint32_t>(function)},
-                   [&](const ast::Pattern* p, std::span<const Layout> l, DType dt) {
-                     return plan_binary(*p, function, l, dt);
-                   },
-                   nullptr);
-  });
+  return do_binary(x, y, pattern, function, nullptr);
 }
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function) {
@@ -155,5 +159,8 @@ void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view
   do_einsum(operands, pattern, lengths, &out);
 }
 void map_into(Tensor& out, const Tensor& x, UnaryOp function) { do_unary(x, function, &out); }
+void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
+  do_binary(x, y, pattern, function, &out);
+}
 
 }  // namespace einexpr

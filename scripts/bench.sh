@@ -5,7 +5,7 @@
 #   scripts/bench.sh --quick         1 run, shorter minimum times
 #   scripts/bench.sh -- ARGS...      ARGS go to einexpr_bench (e.g. --benchmark_filter=reduce)
 # Environment: EINEXPR_BUILD_DIR (default build-rel), EINEXPR_BLAS (openblas|eigen),
-# BENCH_RUNS, BENCH_JSON_DIR (keep the runs' JSON there).
+# BENCH_RUNS, BENCH_JSON_DIR (keep the runs' JSON there), OMP_WAIT_POLICY (default passive).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${BENCH_RUNS:-5}"
@@ -25,6 +25,9 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEINEXPR_NATIVE=ON -
   -DEINEXPR_BUILD_BENCH=ON -DEINEXPR_BUILD_TESTS=OFF -DEINEXPR_BUILD_EXAMPLES=OFF \
   ${EINEXPR_BLAS:+-DEINEXPR_BLAS=$EINEXPR_BLAS} >/dev/null
 cmake --build "$build" -j "$(nproc)" --target einexpr_bench
+# OpenMP threads that spin at a barrier take the core their partner needs when other work
+# shares the 2 cores; passive waiting keeps the ratios stable (bench/RESULTS.md has both).
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 json="${BENCH_JSON_DIR:-$(mktemp -d)}"
 mkdir -p "$json"
 for ((i = 1; i <= runs; i++)); do

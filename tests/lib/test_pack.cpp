@@ -55,6 +55,10 @@ TEST_CASE("out-parameter forms write into the caller's tensor", "[into]") {
   const std::array<Tensor, 2> in{x, x};
   einsum_into(mm, in, "i k, j k -> i j");
   CHECK(reference::max_rel_error(mm, reference::einsum({x, x}, "i k, j k -> i j")) <= 1e-5);
+  Tensor sum = Tensor::empty({4, 6});
+  const Tensor row = Tensor::randn({6}, DType::f32, 2);
+  map_into(sum, x, row, "a b, b -> a b", BinaryOp::add);
+  CHECK(sum.to_vector<float>() == map(x, row, "a b, b -> a b", BinaryOp::add).to_vector<float>());
   Tensor wrong = Tensor::empty({4, 6});
   CHECK_THROWS_MATCHES(rearrange_into(wrong, x, "a b -> b a"), ShapeError,
                        testing_support::MessageHas({"the output tensor has shape [4, 6] but the result has shape [6, 4]"}));

@@ -101,6 +101,7 @@ void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern,
 void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
                  const AxisLengths& lengths = {});
 void map_into(Tensor& out, const Tensor& x, UnaryOp function);
+void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
 
 // ---- einops' pack, unpack, parse_shape ----
 /// Packs tensors along the "*" of `pattern` ("i j * k"): returns the packed tensor and, per
