@@ -173,20 +173,9 @@ void accumulate_tile(OuterCursor& cur, const S* src, const Tile& tile, std::int6
   std::fill(acc, acc + tile.n, F::identity());
   if (b >= e) return;
   const std::int64_t stride = cur.g.kept_strides[0].back();
-  const S* base = src + tile.src;
   cur.red.seek(b);
-  std::int64_t r = b;
-  if constexpr (std::is_same_v<S, typename F::Compute>) {
-    for (; r + 4 <= e; r += 4) {
-      const S* p[4];
-      for (auto& q : p) {
-        q = base + cur.red.offsets()[0];
-        cur.red.next();
-      }
-      F::accumulate4(acc, p[0], p[1], p[2], p[3], tile.n, stride);
-    }
-  }
-  for (; r < e; ++r, cur.red.next()) accumulate_run<F>(acc, base + cur.red.offsets()[0], tile.n, stride);
+  for (std::int64_t r = b; r < e; ++r, cur.red.next())
+    accumulate_run<F>(acc, src + tile.src + cur.red.offsets()[0], tile.n, stride);
 }
 
 template <class F, class S>

@@ -69,17 +69,6 @@ struct Fold {
 #pragma omp simd
     for (std::int64_t j = 0; j < n; ++j) acc[j] = combine(acc[j], A(p[j * stride]));
   }
-  /// acc[j] = combine(acc[j], combine(combine(p0[j], p1[j]), combine(p2[j], p3[j]))): four
-  /// rows per pass over the accumulators, so the accumulator row is loaded and stored a
-  /// quarter as often and four input streams are in flight.
-  static void accumulate4(A* acc, const C* p0, const C* p1, const C* p2, const C* p3, std::int64_t n,
-                          std::int64_t stride) {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      const std::int64_t o = j * stride;
-      acc[j] = combine(acc[j], combine(combine(A(p0[o]), A(p1[o])), combine(A(p2[o]), A(p3[o]))));
-    }
-  }
   static C finish(A acc, std::int64_t count) {
     if constexpr (R == Reduction::mean) return C(acc) / C(count);  // 0 / 0 = NaN
     else return C(acc);
