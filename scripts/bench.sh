@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Builds Release for this machine (-march=native) and prints the benchmark table: each
 # einexpr workload beside its limit measured in the same run (bench/report.py).
-#   scripts/bench.sh                 5 runs, medians (about 10 minutes on 2 cores)
+#   scripts/bench.sh                 3 runs of 3 interleaved repetitions, medians (~10 minutes)
 #   scripts/bench.sh --quick         1 run, shorter minimum times
 #   scripts/bench.sh -- ARGS...      ARGS go to einexpr_bench (e.g. --benchmark_filter=reduce)
 # Environment: EINEXPR_BUILD_DIR (default build-rel), EINEXPR_BLAS (openblas|eigen),
 # BENCH_RUNS, BENCH_JSON_DIR (keep the runs' JSON there), OMP_WAIT_POLICY (default passive).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs="${BENCH_RUNS:-5}"
-min_time=0.3
+runs="${BENCH_RUNS:-3}"
+reps=3
+min_time=0.2
 extra=()
 while (($#)); do
   case "$1" in
-    --quick) runs="${BENCH_RUNS:-1}"; min_time=0.05 ;;
+    --quick) runs="${BENCH_RUNS:-1}"; reps=1; min_time=0.05 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "usage: scripts/bench.sh [--quick] [-- einexpr_bench args]" >&2; exit 2 ;;
   esac
@@ -32,7 +33,8 @@ json="${BENCH_JSON_DIR:-$(mktemp -d)}"
 mkdir -p "$json"
 for ((i = 1; i <= runs; i++)); do
   echo "scripts/bench.sh: run $i of $runs" >&2
-  "$build/bench/einexpr_bench" --benchmark_min_time="$min_time" --benchmark_out="$json/run$i.json" \
+  "$build/bench/einexpr_bench" --benchmark_min_time="$min_time" --benchmark_repetitions="$reps" \
+    --benchmark_enable_random_interleaving=true --benchmark_out="$json/run$i.json" \
     --benchmark_out_format=json "${extra[@]}" >/dev/null
 done
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB;" \
