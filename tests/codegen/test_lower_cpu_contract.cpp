@@ -1,4 +1,4 @@
-// lower_cpu's ContractStep: GEMMs through Eigen on row- and column-major, padded, strided
+// lower_cpu's ContractStep: GEMMs (OpenBLAS or Eigen) on row- and column-major, padded, strided
 // and broadcast operands, batched with odd strides, non-contiguous outputs, degenerate
 // shapes, and the generic strided loop; each checked against an f64 (or int64) loop.
 #include <catch2/catch.hpp>
@@ -251,16 +251,25 @@ TEST_CASE("an operand whose layout fits is mapped in place, one that does not is
   }
 }
 
-TEST_CASE("GEMMs are correct on more threads than cores, over the batch and inside Eigen", "[lower_cpu][contract]") {
+TEST_CASE("GEMMs are correct on 2, 3 and 4 threads, over the batch and split into blocks", "[lower_cpu][contract]") {
   const int before = num_threads();
-  set_num_threads(4);
   const std::vector<Case> cases = {
       {"many small matrices", {64}, 8, 9, 10, M::row, M::col, Out::row, B},
       {"few large matrices", {2}, 130, 150, 140, M::col, M::row, Out::col, B},
       {"one large matrix", {}, 150, 140, 130, M::row, M::row, Out::row, G},
+      // items that do not share out evenly: each GEMM cut into blocks of rows, or of
+      // columns when the output is wider than tall, edges not multiples of the alignment
+      {"odd batch, tall outputs split by rows", {3}, 150, 70, 40, M::col, M::row, Out::row, B},
+      {"odd batch, wide outputs split by columns", {3}, 40, 70, 150, M::row, M::col, Out::col, B},
+      {"one wide padded matrix", {}, 33, 90, 270, M::padded, M::strided, Out::padded, G},
   };
-  for (DType dtype : {DType::f32, DType::f64, DType::i64})
-    for (const Case& c : cases) check_case(c, dtype);
+  for (int threads : {4, 2, 3})
+    for (DType dtype : {DType::f32, DType::f64, DType::i64})
+      for (const Case& c : cases) {
+        CAPTURE(threads);
+        set_num_threads(threads);
+        check_case(c, dtype);
+      }
   set_num_threads(before);
 }
 
