@@ -121,12 +121,11 @@ def main_table(rows, order):
     return out
 
 
-def scaling_table(runs, rows):
+def scaling_table(runs, rows, order):
     out = ["| workload | einexpr 1 → 2 threads | limit 1 → 2 threads | einexpr, minima | limit, minima | "
            "target | met |",
            "|---|---|---|---|---|---|---|"]
-    workloads = sorted({w for (w, role, th) in rows if th == 1 and role == "out"},
-                       key=lambda w: min(i for i, k in enumerate(rows) if k[0] == w))
+    workloads = list(dict.fromkeys(w for (w, role, th) in order if th == 1 and role == "out"))
     for w in workloads:
         ein, lim = [], []
         mins = defaultdict(lambda: float("inf"))  # (role kind, threads) -> fastest repetition
@@ -182,7 +181,7 @@ def main(paths):
           f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           f"OMP_WAIT_POLICY={context.get('omp_wait_policy', '?')}; load average at the start "
           f"{', '.join(f'{x:.1f}' for x in context.get('load_avg', []))}\n")
-    for table in (main_table(rows, order), scaling_table(runs, rows), call_table(rows, order),
+    for table in (main_table(rows, order), scaling_table(runs, rows, order), call_table(rows, order),
                   peak_table(rows, order)):
         print("\n".join(table))
         print()
