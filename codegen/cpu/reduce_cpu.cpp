@@ -143,6 +143,18 @@ void reduce_inner(const ReduceGeometry& g, S* dst, const S* src) {
 /// Accumulator rows along the innermost kept dim are at most this long.
 constexpr std::int64_t tile_block = 1024;
 
+/// Loads and stores whose addresses agree in their low 12 bits look dependent to the CPU
+/// ("4K aliasing"): an accumulator row at the same offset within a page as the source rows
+/// stalls every store-then-load. The accumulators go half a page away from the source.
+constexpr std::size_t page = 4096;
+template <class A, class S>
+A* apart_from(A* buffer, const S* src) {
+  const auto want = (reinterpret_cast<std::uintptr_t>(src) + page / 2) % page;
+  const auto have = reinterpret_cast<std::uintptr_t>(buffer) % page;
+  const std::size_t shift = (want + page - have) % page / sizeof(A) * sizeof(A);
+  return reinterpret_cast<A*>(reinterpret_cast<std::byte*>(buffer) + shift);
+}
+
 /// One thread's state in the inner-kept loop: odometers over the outer kept dims (all but
 /// the innermost) and over every reduced dim.
 struct OuterCursor {
@@ -186,13 +198,15 @@ void store_tile(const ReduceGeometry& g, S* dst, const Tile& tile, const typenam
 
 template <class F, class S>
 void fold_tiles(const ReduceGeometry& g, S* dst, const S* src, std::int64_t b, std::int64_t e) {
+  using A = typename F::A;
   OuterCursor cur{g};
-  std::vector<typename F::A> acc(static_cast<std::size_t>(tile_block));
+  std::vector<A> buffer(static_cast<std::size_t>(tile_block) + 2 * page / sizeof(A));
   const std::int64_t per = product(g.red_shape);
   for (std::int64_t t = b; t < e; ++t) {
     const Tile tile = locate(cur, t);
-    accumulate_tile<F>(cur, src, tile, 0, per, acc.data());
-    store_tile<F>(g, dst, tile, acc.data());
+    A* acc = apart_from(buffer.data(), src + tile.src);
+    accumulate_tile<F>(cur, src, tile, 0, per, acc);
+    store_tile<F>(g, dst, tile, acc);
   }
 }
 
