@@ -100,12 +100,12 @@ std::string choose_spec(const Args& args, const DeviceInfo& d) {
     std::printf("note: no device table entry is named in '%s'; --quick uses h100's numbers\n", d.name.c_str());
     spec = "h100";
   }
-  if (spec.empty())
-    throw Error("cannot tell which promised numbers apply to '" + d.name + "': pass --spec NAME");
+  if (spec.empty()) throw Error("cannot tell which promised numbers apply to '" + d.name + "': pass --spec NAME");
   if (d.name.find("PCIe") != std::string::npos || d.name.find("NVL") != std::string::npos)
-    std::printf("note: '%s' is not the SXM part that the '%s' entry describes; MFU and floors use the SXM's numbers "
-                "(pass --spec, or a device file in $EINEXPR_DEVICES, for this part's)\n",
-                d.name.c_str(), spec.c_str());
+    std::printf(
+        "note: '%s' is not the SXM part that the '%s' entry describes; MFU and floors use the SXM's numbers "
+        "(pass --spec, or a device file in $EINEXPR_DEVICES, for this part's)\n",
+        d.name.c_str(), spec.c_str());
   return spec;
 }
 

@@ -15,7 +15,7 @@ struct ColMajorGemm {
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
   std::int64_t batch = 1;
-  int a_operand = 0, b_operand = 1;     // which row-major operand (0: first, 1: second) is A, B
+  int a_operand = 0, b_operand = 1;  // which row-major operand (0: first, 1: second) is A, B
 };
 
 /// c[m, n] = x[m, k] y[k, n], all row-major contiguous.

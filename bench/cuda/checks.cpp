@@ -14,7 +14,7 @@ namespace einexpr::bench {
 HostCopy::HostCopy(const Tensor& t) : numel_(t.numel()), dtype_(t.dtype()), shape_(t.shape()) {
   if (!t.is_contiguous()) throw ShapeError("HostCopy: the tensor is not contiguous");
   const std::size_t bytes = t.nbytes();
-  bytes_.reset(new std::byte[std::max<std::size_t>(bytes, 1)]);  // uninitialized: GBs
+  bytes_.reset(new std::byte[std::max<std::size_t>(bytes, 1)]);              // uninitialized: GBs
   copy_bytes(bytes_.get(), Device::cpu(), t.data_ptr(), t.device(), bytes);  // waits for the GPU
 }
 
@@ -51,11 +51,16 @@ std::string Check::str() const {
 double tolerance(DType dtype, std::int64_t terms, bool tf32) {
   const double k = std::sqrt(static_cast<double>(std::max<std::int64_t>(terms, 1)));
   switch (dtype) {
-    case DType::f64: return 1e-12 * k;
-    case DType::f32: return tf32 ? 2e-3 : 1e-6 * k + 1e-6;
-    case DType::f16: return 2e-3;
-    case DType::bf16: return 1e-2;
-    default: return 0;
+    case DType::f64:
+      return 1e-12 * k;
+    case DType::f32:
+      return tf32 ? 2e-3 : 1e-6 * k + 1e-6;
+    case DType::f16:
+      return 2e-3;
+    case DType::bf16:
+      return 1e-2;
+    default:
+      return 0;
   }
 }
 

@@ -35,8 +35,8 @@ class HostCopy {
 
 /// One comparison's outcome.
 struct Check {
-  std::string what;        // "einexpr into vs f64 (1024 samples)", ...
-  double error = 0;        // relative Frobenius error, or the count of differing elements
+  std::string what;  // "einexpr into vs f64 (1024 samples)", ...
+  double error = 0;  // relative Frobenius error, or the count of differing elements
   double tolerance = 0;
   bool ok() const noexcept { return error == error && error <= tolerance; }  // NaN fails
   std::string str() const;

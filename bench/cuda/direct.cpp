@@ -13,10 +13,14 @@ namespace {
 
 cudaDataType_t cuda_type(DType d) {
   switch (d) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f16: return CUDA_R_16F;
-    default: throw DTypeError("bench_cuda: cuBLAS baselines take f32, bf16 or f16, not " + std::string(name(d)));
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    case DType::f16:
+      return CUDA_R_16F;
+    default:
+      throw DTypeError("bench_cuda: cuBLAS baselines take f32, bf16 or f16, not " + std::string(name(d)));
   }
 }
 
@@ -44,9 +48,12 @@ cublasComputeType_t compute_type_for(DType dtype) {
 
 const char* compute_type_name(cublasComputeType_t type) {
   switch (type) {
-    case CUBLAS_COMPUTE_32F: return "CUBLAS_COMPUTE_32F";
-    case CUBLAS_COMPUTE_32F_FAST_TF32: return "CUBLAS_COMPUTE_32F_FAST_TF32";
-    default: return "another compute type";
+    case CUBLAS_COMPUTE_32F:
+      return "CUBLAS_COMPUTE_32F";
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    default:
+      return "another compute type";
   }
 }
 
@@ -111,10 +118,10 @@ void DirectBlas::call(const ColMajorGemm& g, const Tensor& x, const Tensor& y, T
                                          compute_type_for(out.dtype()), CUBLAS_GEMM_DEFAULT));
     return;
   }
-  EINEXPR_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
-      handle_.get(), op(g.transa), op(g.transb), g.m, g.n, g.k, &alpha, a, type, g.lda, g.stride_a, b, type, g.ldb,
-      g.stride_b, &beta, out.data_ptr(), type, g.ldc, g.stride_c, g.batch, compute_type_for(out.dtype()),
-      CUBLAS_GEMM_DEFAULT));
+  EINEXPR_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(handle_.get(), op(g.transa), op(g.transb), g.m, g.n, g.k, &alpha,
+                                                     a, type, g.lda, g.stride_a, b, type, g.ldb, g.stride_b, &beta,
+                                                     out.data_ptr(), type, g.ldc, g.stride_c, g.batch,
+                                                     compute_type_for(out.dtype()), CUBLAS_GEMM_DEFAULT));
 }
 
 void copy_d2d(Tensor& dst, const Tensor& src, std::size_t bytes) {

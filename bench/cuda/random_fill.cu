@@ -59,10 +59,14 @@ void fill_normal(Tensor& t, std::uint64_t seed) {
   gpu::DeviceGuard guard(device);
   const cudaStream_t stream = gpu::stream(device);
   switch (t.dtype()) {
-    case DType::f32: return launch<float>(t.data_ptr(), n, seed, stream);
-    case DType::bf16: return launch<__nv_bfloat16>(t.data_ptr(), n, seed, stream);
-    case DType::f16: return launch<__half>(t.data_ptr(), n, seed, stream);
-    default: throw DTypeError("fill_normal: f32, bf16 or f16 only, not " + std::string(name(t.dtype())));
+    case DType::f32:
+      return launch<float>(t.data_ptr(), n, seed, stream);
+    case DType::bf16:
+      return launch<__nv_bfloat16>(t.data_ptr(), n, seed, stream);
+    case DType::f16:
+      return launch<__half>(t.data_ptr(), n, seed, stream);
+    default:
+      throw DTypeError("fill_normal: f32, bf16 or f16 only, not " + std::string(name(t.dtype())));
   }
 }
 

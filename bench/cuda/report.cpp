@@ -35,13 +35,15 @@ void print_device(const DeviceInfo& d) {
 
 void print_ceilings(const Ceilings& c, const DeviceInfo& d) {
   std::printf("\nceilings measured here (median):\n");
-  std::printf("  cudaMemcpyAsync D2D of %.0f MiB: %.3f ms, %.0f GB/s (read + written), %.2f of the promised %.0f GB/s\n",
-              c.copy_bytes / (1 << 20), c.copy_ms, c.copy_bytes_per_s / 1e9, c.copy_bytes_per_s / c.promised_bandwidth,
-              c.promised_bandwidth / 1e9);
-  std::printf("  cuBLAS bf16 %d^3 (cublasGemmEx, CUBLAS_COMPUTE_32F): %.1f TFLOP/s raw, %.1f with einexpr's handle "
-              "settings; %.2f of the promised %.1f\n",
-              c.gemm_n, c.bf16_flops_per_s / 1e12, c.bf16_einexpr_settings_flops_per_s / 1e12,
-              c.bf16_flops_per_s / c.promised_bf16, c.promised_bf16 / 1e12);
+  std::printf(
+      "  cudaMemcpyAsync D2D of %.0f MiB: %.3f ms, %.0f GB/s (read + written), %.2f of the promised %.0f GB/s\n",
+      c.copy_bytes / (1 << 20), c.copy_ms, c.copy_bytes_per_s / 1e9, c.copy_bytes_per_s / c.promised_bandwidth,
+      c.promised_bandwidth / 1e9);
+  std::printf(
+      "  cuBLAS bf16 %d^3 (cublasGemmEx, CUBLAS_COMPUTE_32F): %.1f TFLOP/s raw, %.1f with einexpr's handle "
+      "settings; %.2f of the promised %.1f\n",
+      c.gemm_n, c.bf16_flops_per_s / 1e12, c.bf16_einexpr_settings_flops_per_s / 1e12,
+      c.bf16_flops_per_s / c.promised_bf16, c.promised_bf16 / 1e12);
   std::printf("  cuBLAS f32 %d^3 (%s): %.1f TFLOP/s, %.2f of the promised %.1f\n", c.gemm_n,
               d.tf32 ? "TF32" : "CUBLAS_COMPUTE_32F", c.f32_flops_per_s / 1e12, c.f32_flops_per_s / c.promised_f32,
               c.promised_f32 / 1e12);
@@ -49,30 +51,32 @@ void print_ceilings(const Ceilings& c, const DeviceInfo& d) {
 
 void print_table(const std::vector<Row>& rows, const DeviceInfo& d) {
   std::printf("\n### bench_cuda on %s%s\n\n", d.name.c_str(), d.quick ? " (--quick: not a measurement)" : "");
-  std::printf("| workload | sizes | dtype | form | einexpr ms | ± | baseline | baseline ms | ± | ratio | TFLOP/s | MFU "
-              "| of cuBLAS | GB/s | of D2D | floor ms | gap | target | met |\n");
+  std::printf(
+      "| workload | sizes | dtype | form | einexpr ms | ± | baseline | baseline ms | ± | ratio | TFLOP/s | MFU "
+      "| of cuBLAS | GB/s | of D2D | floor ms | gap | target | met |\n");
   std::printf("|---|---|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n");
   int judged = 0, met = 0;
   for (const Row& r : rows) {
     std::printf("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                r.workload.c_str(), r.sizes.c_str(), r.dtype.c_str(), r.form.c_str(),
-                fmt("%.4g", r.einexpr_ms).c_str(), fmt("%.1f%%", 100 * r.einexpr_spread).c_str(), r.baseline.c_str(),
-                fmt("%.4g", r.baseline_ms).c_str(), fmt("%.1f%%", 100 * r.baseline_spread).c_str(),
-                fmt("%.3f", r.ratio).c_str(), fmt_or_dash("%.1f", r.flops_per_s / 1e12).c_str(),
-                fmt_or_dash("%.3f", r.mfu).c_str(), fmt_or_dash("%.3f", r.of_blas).c_str(),
-                fmt("%.0f", r.bytes_per_s / 1e9).c_str(), fmt_or_dash("%.3f", r.of_copy).c_str(),
-                fmt("%.4g", r.floor_ms).c_str(), fmt("%.2f", r.einexpr_ms / r.floor_ms).c_str(),
-                r.target.empty() ? "-" : r.target.c_str(), met_text(r.met).c_str());
+                r.workload.c_str(), r.sizes.c_str(), r.dtype.c_str(), r.form.c_str(), fmt("%.4g", r.einexpr_ms).c_str(),
+                fmt("%.1f%%", 100 * r.einexpr_spread).c_str(), r.baseline.c_str(), fmt("%.4g", r.baseline_ms).c_str(),
+                fmt("%.1f%%", 100 * r.baseline_spread).c_str(), fmt("%.3f", r.ratio).c_str(),
+                fmt_or_dash("%.1f", r.flops_per_s / 1e12).c_str(), fmt_or_dash("%.3f", r.mfu).c_str(),
+                fmt_or_dash("%.3f", r.of_blas).c_str(), fmt("%.0f", r.bytes_per_s / 1e9).c_str(),
+                fmt_or_dash("%.3f", r.of_copy).c_str(), fmt("%.4g", r.floor_ms).c_str(),
+                fmt("%.2f", r.einexpr_ms / r.floor_ms).c_str(), r.target.empty() ? "-" : r.target.c_str(),
+                met_text(r.met).c_str());
     if (r.met >= 0) {
       ++judged;
       met += r.met;
     }
   }
-  std::printf("\nratio = baseline ms / einexpr ms (the same work). ± = |median of timing round 1 - round 2| / the "
-              "smaller. MFU against the promised peak; 'of cuBLAS' against the cuBLAS %s rate measured above; "
-              "'of D2D' against the measured copy rate. floor = max(FLOPs / promised peak, ideal bytes / promised "
-              "bandwidth); gap = einexpr ms / floor ms.\n",
-              "n^3");
+  std::printf(
+      "\nratio = baseline ms / einexpr ms (the same work). ± = |median of timing round 1 - round 2| / the "
+      "smaller. MFU against the promised peak; 'of cuBLAS' against the cuBLAS %s rate measured above; "
+      "'of D2D' against the measured copy rate. floor = max(FLOPs / promised peak, ideal bytes / promised "
+      "bandwidth); gap = einexpr ms / floor ms.\n",
+      "n^3");
   if (d.quick)
     std::printf("targets: not judged (--quick)\n");
   else

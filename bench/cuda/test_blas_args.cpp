@@ -3,7 +3,6 @@
 // op(X)(r, c) = X[r + c ld], or X[c + r ld] when transposed; batch t at t * stride; each ld
 // at least the stored matrix's rows), against a direct row-major loop.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 #include <vector>
@@ -81,7 +80,8 @@ TEST_CASE("scores_gemm: s[t, i, j] = sum_d q[t, i, d] k[t, j, d] through one str
       for (std::int64_t i = 0; i < ni; ++i)
         for (std::int64_t j = 0; j < nj; ++j)
           for (std::int64_t d = 0; d < nd; ++d)
-            want[static_cast<std::size_t>((b * ni + i) * nj + j)] += q[(b * ni + i) * nd + d] * k[(b * nj + j) * nd + d];
+            want[static_cast<std::size_t>((b * ni + i) * nj + j)] +=
+                q[(b * ni + i) * nd + d] * k[(b * nj + j) * nd + d];
     require_close(emulate(scores_gemm(t, ni, nj, nd), q, k, want.size()), want);
   }
 }

@@ -26,9 +26,9 @@ struct Env {
   bool quick = false;
   bool tf32 = false;
   int device = 0;
-  std::uint64_t seed = 1;            // the next input's seed
-  std::vector<Check> checks;         // every check made, in order
-  std::string current;               // the workload running, prefixed to its checks
+  std::uint64_t seed = 1;     // the next input's seed
+  std::vector<Check> checks;  // every check made, in order
+  std::string current;        // the workload running, prefixed to its checks
 
   Device gpu() const { return Device::cuda(device); }
   std::uint64_t next_seed() { return seed++; }
@@ -48,9 +48,9 @@ struct Contender {
 struct Case {
   std::string workload, sizes;
   DType dtype = DType::f32;
-  Cost cost;                  // of einexpr's plan
-  double ratio_target = 0;    // the target ratio to the primary baseline (0: none)
-  double mfu_target = 0;      // and MFU (0: none)
+  Cost cost;                // of einexpr's plan
+  double ratio_target = 0;  // the target ratio to the primary baseline (0: none)
+  double mfu_target = 0;    // and MFU (0: none)
 };
 
 /// Prints the plan and its cost (what the floor is made of) before the workload runs.

@@ -205,7 +205,8 @@ std::vector<Workload> workloads(bool quick) {
   return {
       {"b d, d k -> b k bf16" + bk, [=](Env& e) { return bench_gemm(e, B, D, K, DType::bf16, 0); }},
       {"b d, d k -> b k f32" + bk, [=](Env& e) { return bench_gemm(e, B, D, K, DType::f32, 0); }},
-      {"b d, d k -> b k bf16 n^3 " + std::to_string(N), [=](Env& e) { return bench_gemm(e, N, N, N, DType::bf16, 0.7); }},
+      {"b d, d k -> b k bf16 n^3 " + std::to_string(N),
+       [=](Env& e) { return bench_gemm(e, N, N, N, DType::bf16, 0.7); }},
       {"b h i d, b h j d -> b h i j bf16 " + sizes_text(scores), [=](Env& e) { return bench_scores(e, scores); }},
       {"b c h w -> b h w c bf16 " + sizes_text(bchw),
        [=](Env& e) {
