@@ -38,17 +38,22 @@ struct Args {
 
 constexpr const char* usage =
     "usage: bench_cuda [--quick] [--json FILE] [--spec NAME] [--only TEXT]\n"
+    "  The GPU benchmarks of issue 6 (bench/cuda/README.md); exit 77 where no GPU is visible.\n"
     "  --quick      tiny sizes, correctness checks, no targets (the ctest entry)\n"
     "  --json FILE  also write the device, ceilings, rows and checks as JSON\n"
     "  --spec NAME  the device table entry for promised numbers (default: from the GPU's name)\n"
-    "  --only TEXT  run only the workloads whose name contains TEXT\n";
+    "  --only TEXT  run only the workloads whose name contains TEXT (gemm-bf16, gemm-f32,\n"
+    "               gemm-bf16-cube, scores, permute-bchw, permute-bhsd, reduce, repeat, a pattern)\n";
 
 std::optional<Args> parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--quick") {
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", usage);
+      std::exit(0);
+    } else if (arg == "--quick") {
       a.quick = true;
     } else if (arg == "--json" && has_value) {
       a.json = argv[++i];

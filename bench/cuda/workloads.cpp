@@ -203,23 +203,24 @@ std::vector<Workload> workloads(bool quick) {
   const auto v = [](const AxisLengths& l, std::size_t i) { return l[i].second; };
   const std::string bk = " B=" + std::to_string(B) + " D=" + std::to_string(D) + " K=" + std::to_string(K);
   return {
-      {"b d, d k -> b k bf16" + bk, [=](Env& e) { return bench_gemm(e, B, D, K, DType::bf16, 0); }},
-      {"b d, d k -> b k f32" + bk, [=](Env& e) { return bench_gemm(e, B, D, K, DType::f32, 0); }},
-      {"b d, d k -> b k bf16 n^3 " + std::to_string(N),
+      {"gemm-bf16: b d, d k -> b k bf16" + bk, [=](Env& e) { return bench_gemm(e, B, D, K, DType::bf16, 0); }},
+      {"gemm-f32: b d, d k -> b k f32" + bk, [=](Env& e) { return bench_gemm(e, B, D, K, DType::f32, 0); }},
+      {"gemm-bf16-cube: b d, d k -> b k bf16 B=D=K=" + std::to_string(N),
        [=](Env& e) { return bench_gemm(e, N, N, N, DType::bf16, 0.7); }},
-      {"b h i d, b h j d -> b h i j bf16 " + sizes_text(scores), [=](Env& e) { return bench_scores(e, scores); }},
-      {"b c h w -> b h w c bf16 " + sizes_text(bchw),
+      {"scores: b h i d, b h j d -> b h i j bf16 " + sizes_text(scores),
+       [=](Env& e) { return bench_scores(e, scores); }},
+      {"permute-bchw: b c h w -> b h w c bf16 " + sizes_text(bchw),
        [=](Env& e) {
          return bench_rearrange(e, "b c h w -> b h w c", {v(bchw, 0), v(bchw, 1), v(bchw, 2), v(bchw, 3)}, {},
                                 sizes_text(bchw));
        }},
-      {"b (h d) s -> b h s d bf16 " + sizes_text(bhds),
+      {"permute-bhsd: b (h d) s -> b h s d bf16 " + sizes_text(bhds),
        [=](Env& e) {
          return bench_rearrange(e, "b (h d) s -> b h s d", {v(bhds, 0), v(bhds, 1) * v(bhds, 2), v(bhds, 3)},
                                 {{"h", v(bhds, 1)}}, sizes_text(bhds));
        }},
-      {"b s h -> b h sum bf16", [=](Env& e) { return bench_reduce(e, rb, rs, rh); }},
-      {"b h -> b c h repeat bf16", [=](Env& e) { return bench_repeat(e, pb, ph, pc); }},
+      {"reduce: b s h -> b h (sum) bf16", [=](Env& e) { return bench_reduce(e, rb, rs, rh); }},
+      {"repeat: b h -> b c h bf16", [=](Env& e) { return bench_repeat(e, pb, ph, pc); }},
   };
 }
 

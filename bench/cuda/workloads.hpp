@@ -13,7 +13,9 @@
 namespace einexpr::bench {
 
 struct Workload {
-  std::string name;  // "b d, d k -> b k bf16 B=16384 D=32768 K=8192": what --only matches
+  /// "gemm-bf16: b d, d k -> b k bf16 B=16384 D=32768 K=8192": what --only matches. Ids:
+  /// gemm-bf16, gemm-f32, gemm-bf16-cube, scores, permute-bchw, permute-bhsd, reduce, repeat.
+  std::string name;
   /// Checks, then times; returns no rows when a check failed (nothing wrong is timed).
   std::function<std::vector<Row>(Env&)> run;
 };
