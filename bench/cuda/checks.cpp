@@ -97,18 +97,26 @@ double relative_error(const HostCopy& got, const std::vector<double>& want) {
   return e.result();
 }
 
-double sampled_error(const HostCopy& got, std::int64_t samples, std::uint64_t seed,
-                     const std::function<double(std::int64_t)>& reference) {
-  ErrorSum e;
-  if (samples >= got.numel()) {
-    for (std::int64_t i = 0; i < got.numel(); ++i) e.add(got[i], reference(i));
-    return e.result();
+Samples reference_samples(std::int64_t numel, std::int64_t count, std::uint64_t seed,
+                          const std::function<double(std::int64_t)>& reference) {
+  Samples s;
+  if (count >= numel) {
+    for (std::int64_t i = 0; i < numel; ++i) s.index.push_back(i);
+  } else {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<std::int64_t> pick(0, numel - 1);
+    for (std::int64_t k = 0; k < count; ++k) s.index.push_back(pick(rng));
   }
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int64_t> pick(0, got.numel() - 1);
-  for (std::int64_t s = 0; s < samples; ++s) {
-    const std::int64_t i = pick(rng);
-    e.add(got[i], reference(i));
+  for (std::int64_t i : s.index) s.value.push_back(reference(i));
+  return s;
+}
+
+double sampled_error(const HostCopy& got, const Samples& samples) {
+  ErrorSum e;
+  for (std::size_t k = 0; k < samples.index.size(); ++k) {
+    const std::int64_t i = samples.index[k];
+    if (i < 0 || i >= got.numel()) return std::nan("");
+    e.add(got[i], samples.value[k]);
   }
   return e.result();
 }

@@ -51,10 +51,16 @@ double tolerance(DType dtype, std::int64_t terms, bool tf32 = false);
 /// is not finite.
 double relative_error(const HostCopy& got, const HostCopy& want);
 double relative_error(const HostCopy& got, const std::vector<double>& want);
-/// The same over `samples` indices drawn with `seed` (every index, in order, when samples
-/// >= numel), against reference(index) computed in float64.
-double sampled_error(const HostCopy& got, std::int64_t samples, std::uint64_t seed,
-                     const std::function<double(std::int64_t)>& reference);
+/// Reference values at some output indices: `count` drawn with `seed` (every index, in
+/// order, when count >= numel), each computed once by reference(index) in float64.
+struct Samples {
+  std::vector<std::int64_t> index;
+  std::vector<double> value;
+};
+Samples reference_samples(std::int64_t numel, std::int64_t count, std::uint64_t seed,
+                          const std::function<double(std::int64_t)>& reference);
+/// ||got - want|| / ||want|| over the sampled indices; NaN when one of got's is not finite.
+double sampled_error(const HostCopy& got, const Samples& samples);
 /// How many elements' bytes differ between got and the contiguous CPU tensor `want`
 /// (numel() + 1 when their sizes differ).
 std::int64_t differing_elements(const HostCopy& got, const Tensor& want);

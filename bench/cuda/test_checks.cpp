@@ -38,18 +38,30 @@ TEST_CASE("relative errors: zero when equal, the Frobenius ratio otherwise, NaN 
   CHECK_FALSE((Check{"x", relative_error(infinite, a), 1e-2}.ok()));
 }
 
-TEST_CASE("sampled_error: every index when samples >= numel, else sampled indices only") {
+TEST_CASE("sampled errors: every index when count >= numel, else sampled indices, each computed once") {
   const Tensor t = Tensor::randn({1000}, DType::f32, 3);
   const HostCopy h(t);
   const std::vector<double> v = t.to_vector<double>();
-  const auto exact = [&](std::int64_t i) { return v[static_cast<std::size_t>(i)]; };
-  CHECK(sampled_error(h, 1000, 1, exact) == 0);
-  CHECK(sampled_error(h, 50, 1, exact) == 0);
+  int calls = 0;
+  const auto exact = [&](std::int64_t i) {
+    ++calls;
+    return v[static_cast<std::size_t>(i)];
+  };
+  const Samples all = reference_samples(1000, 1000, 1, exact);
+  CHECK(calls == 1000);
+  CHECK(all.index.front() == 0);
+  CHECK(all.index.back() == 999);
+  CHECK(sampled_error(h, all) == 0);
+  const Samples some = reference_samples(1000, 50, 1, exact);
+  CHECK(some.index.size() == 50);
+  CHECK(calls == 1050);
+  CHECK(sampled_error(h, some) == 0);
   // One wrong element is found when every index is checked.
   const auto one_off = [&](std::int64_t i) { return i == 617 ? v[617] + 1 : v[static_cast<std::size_t>(i)]; };
-  CHECK(sampled_error(h, 1000, 1, one_off) > 0);
+  CHECK(sampled_error(h, reference_samples(1000, 1000, 1, one_off)) > 0);
   const HostCopy nan(Tensor::from_doubles({1, NAN}, {2}));
-  CHECK(std::isnan(sampled_error(nan, 2, 1, [](std::int64_t) { return 1.0; })));
+  CHECK(std::isnan(sampled_error(nan, reference_samples(2, 2, 1, [](std::int64_t) { return 1.0; }))));
+  CHECK(std::isnan(sampled_error(nan, all)));  // indices beyond got
 }
 
 TEST_CASE("differing_elements counts elements whose bytes differ") {
