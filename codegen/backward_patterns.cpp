@@ -84,7 +84,7 @@ GradientStage elementwise(const Forward& f, std::string expression, Count per, s
 // dX_i of an einsum: one contraction of dY with the other operands; an axis of X_i found
 // nowhere else was summed in the forward, so the contraction's result is repeated over it.
 GradientExpr einsum_gradient(const Forward& f, const PatternText& t, std::size_t i) {
-  GradientExpr g{"operand " + std::to_string(i), {}};
+  GradientExpr g{"operand " + std::to_string(i + 1), {}};
   const GradientTensor& x = f.inputs.at(i);
   Tokens available = t.output;
   for (std::size_t j = 0; j < t.inputs.size(); ++j)
@@ -123,7 +123,7 @@ std::vector<GradientExpr> einsum_gradients(const Forward& f) {
   for (std::size_t i = 0; i < t.inputs.size(); ++i)
     for (std::size_t a = 0; a < t.inputs[i].size(); ++a)
       if (std::count(t.inputs[i].begin(), t.inputs[i].end(), t.inputs[i][a]) > 1)
-        throw Error("backward of einsum '" + f.plan.pattern + "' is not supported: operand " + std::to_string(i) +
+        throw Error("backward of einsum '" + f.plan.pattern + "' is not supported: operand " + std::to_string(i + 1) +
                     " takes a diagonal (axis " + t.inputs[i][a] + " twice)");
   std::vector<GradientExpr> out;
   for (std::size_t i = 0; i < t.inputs.size(); ++i) out.push_back(einsum_gradient(f, t, i));
@@ -180,7 +180,7 @@ std::vector<GradientExpr> reduce_gradients(const Forward& f) {
 // dX_i of a binary map: the rule's elementwise derivative over Y's shape, then a sum over
 // the axes X_i was broadcast along (or a rearrange where it only permuted them).
 GradientExpr binary_gradient(const Forward& f, const PatternText& t, BinaryOp op, std::size_t i) {
-  GradientExpr g{"operand " + std::to_string(i), {}};
+  GradientExpr g{"operand " + std::to_string(i + 1), {}};
   const detail::BinaryGradientRule rule = detail::binary_gradient_rule(op, static_cast<int>(i));
   const GradientTensor& x = f.inputs.at(i);
   const bool whole = t.inputs.at(i) == t.output;

@@ -138,24 +138,15 @@ ContractStep::Kind kind_of(std::int64_t m, std::int64_t n, std::int64_t k, bool 
   return batched ? ContractStep::Kind::batched_gemm : ContractStep::Kind::gemm;
 }
 
-/// Contracts x and y, keeping the atoms in `needed`; `out_order` (the output's atoms) is
-/// given for the last contraction so its result can be written in the output's layout.
-AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Names& needed, const Names& out_order) {
+/// Sorts the atoms of a pair into batch (in both, kept), k (in both, summed), m (x only)
+/// and n (y only), each in the order that lets it merge into one stride.
+Groups classify(const AtomView& x, const AtomView& y, const Names& needed, const Names& out_order) {
   auto is_needed = [&](const std::string& n) { return std::find(needed.begin(), needed.end(), n) != needed.end(); };
-  Names x_only_unneeded, y_only_unneeded;
-  for (const AtomDim& a : x.dims)
-    if (!y.has(a.name) && !is_needed(a.name)) x_only_unneeded.push_back(a.name);
-  for (const AtomDim& a : y.dims)
-    if (!x.has(a.name) && !is_needed(a.name)) y_only_unneeded.push_back(a.name);
-  if (!x_only_unneeded.empty()) x = sum_out(b, x, x_only_unneeded, detail::names_of(x.dims));
-  if (!y_only_unneeded.empty()) y = sum_out(b, y, y_only_unneeded, detail::names_of(y.dims));
-
   Groups g;
   for (const AtomDim& a : x.dims) (y.has(a.name) ? (is_needed(a.name) ? g.batch : g.k) : g.m).push_back(a.name);
   for (const AtomDim& a : y.dims)
     if (!x.has(a.name)) g.n.push_back(a.name);
-  if (!out_order.empty()) g.batch = by_order(g.batch, out_order);
-
+  // m and n: the output's order when it merges (the result can then be written in place).
   auto pick = [&](const AtomView& v, const Names& group) {
     if (!out_order.empty()) {
       Names o = by_order(group, out_order);
@@ -163,69 +154,88 @@ AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Names& need
     }
     return by_stride(v, group);
   };
+  if (!out_order.empty()) g.batch = by_order(g.batch, out_order);
   g.m = pick(x, g.m);
   g.n = pick(y, g.n);
+  // k: one order for both operands; x's unless only y's merges in both.
   g.k = by_stride(x, g.k);
   if (!merged(x, g.k) || !merged(y, g.k)) {
     const Names ky = by_stride(y, g.k);
     if (merged(x, ky) && merged(y, ky)) g.k = ky;
   }
-  auto lengths = [&](const AtomView& v, const Names& group) {
-    std::int64_t l = 1;
-    for (const std::string& n : group) l *= v.dims[static_cast<std::size_t>(v.index_of(n))].length;
-    return l;
-  };
-  const std::int64_t Ml = lengths(x, g.m), Nl = lengths(y, g.n), Kl = lengths(x, g.k);
-  const ContractStep::Kind kind = kind_of(Ml, Nl, Kl, !g.batch.empty());
-  const bool gemm = kind != ContractStep::Kind::generic;
-  if (!merged(x, g.m) || !merged(x, g.k) || (gemm && !blas_ok(*merged(x, g.m), *merged(x, g.k))))
-    x = b.materialize(x, concat({&g.batch, &g.m, &g.k}));
-  if (!merged(y, g.k) || !merged(y, g.n) || (gemm && !blas_ok(*merged(y, g.k), *merged(y, g.n))))
-    y = b.materialize(y, concat({&g.batch, &g.k, &g.n}));
+  return g;
+}
 
-  // The result: in the output's layout when it can be written there, else [batch, m, n].
+std::int64_t length_of(const AtomView& v, const Names& group) {
+  std::int64_t l = 1;
+  for (const std::string& n : group) l *= v.dims[static_cast<std::size_t>(v.index_of(n))].length;
+  return l;
+}
+
+/// The result's atoms [batch.., m.., n..] with their strides: the output's layout when the
+/// last contraction can write it directly (m and n merge there, and a GEMM can write it),
+/// else contiguous in [batch, m, n] order.
+AtomView result_atoms(const AtomView& x, const AtomView& y, const Groups& g, const Names& out_order, bool gemm) {
   AtomView z{-1, -1, 0, {}};
   for (const std::string& n : g.batch) z.dims.push_back(x.dims[static_cast<std::size_t>(x.index_of(n))]);
   split_into(z.dims, x, g.m, 1);
   split_into(z.dims, y, g.n, 1);
-  Strides strides = contiguous_strides(Shape{});
-  const Names z_order = concat({&g.batch, &g.m, &g.n});
-  bool direct = false;
+  auto laid_out = [&](const Names& order) {
+    AtomView v = z;
+    const Strides s = detail::strides_for_order(v.dims, order);
+    for (std::size_t i = 0; i < v.dims.size(); ++i) v.dims[i].stride = s[i];
+    return v;
+  };
   if (!out_order.empty()) {
-    const Strides s = detail::strides_for_order(z.dims, out_order);
-    AtomView cand = z;
-    for (std::size_t i = 0; i < cand.dims.size(); ++i) cand.dims[i].stride = s[i];
-    const auto mm = merged(cand, g.m), nn = merged(cand, g.n);
-    if (mm && nn && (!gemm || blas_ok(*mm, *nn))) {
-      z = cand;
-      direct = true;
-    }
+    const AtomView direct = laid_out(out_order);
+    const auto mm = merged(direct, g.m), nn = merged(direct, g.n);
+    if (mm && nn && (!gemm || blas_ok(*mm, *nn))) return direct;
   }
-  if (!direct) {
-    const Strides s = detail::strides_for_order(z.dims, z_order);
-    for (std::size_t i = 0; i < z.dims.size(); ++i) z.dims[i].stride = s[i];
-  }
+  return laid_out(concat({&g.batch, &g.m, &g.n}));
+}
+
+/// Contracts x and y, keeping the atoms in `needed`; `out_order` (the output's atoms) is
+/// given for the last contraction so its result can be written in the output's layout.
+AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Names& needed, const Names& out_order) {
+  // 1. Atoms one operand holds and nothing later needs are summed first.
+  auto unneeded = [&](const AtomView& v, const AtomView& other) {
+    Names out;
+    for (const AtomDim& a : v.dims)
+      if (!other.has(a.name) && std::find(needed.begin(), needed.end(), a.name) == needed.end())
+        out.push_back(a.name);
+    return out;
+  };
+  if (const Names u = unneeded(x, y); !u.empty()) x = sum_out(b, x, u, detail::names_of(x.dims));
+  if (const Names u = unneeded(y, x); !u.empty()) y = sum_out(b, y, u, detail::names_of(y.dims));
+  // 2. Groups and the kind of product.
+  const Groups g = classify(x, y, needed, out_order);
+  const ContractStep::Kind kind = kind_of(length_of(x, g.m), length_of(y, g.n), length_of(x, g.k), !g.batch.empty());
+  const bool gemm = kind != ContractStep::Kind::generic;
+  // 3. An operand is copied only when its groups cannot merge, or a GEMM cannot read it.
+  if (!merged(x, g.m) || !merged(x, g.k) || (gemm && !blas_ok(*merged(x, g.m), *merged(x, g.k))))
+    x = b.materialize(x, concat({&g.batch, &g.m, &g.k}));
+  if (!merged(y, g.k) || !merged(y, g.n) || (gemm && !blas_ok(*merged(y, g.k), *merged(y, g.n))))
+    y = b.materialize(y, concat({&g.batch, &g.k, &g.n}));
+  // 4. The result's layout, then the step on [batch.., m, k] x [batch.., k, n].
+  AtomView z = result_atoms(x, y, g, out_order, gemm);
   const Merged zm = *merged(z, g.m), zn = *merged(z, g.n);
-  Shape shape;
-  strides.clear();
+  Layout dst;
   std::vector<AxisName> axes;
   for (const std::string& n : g.batch) {
     const AtomDim& a = z.dims[static_cast<std::size_t>(z.index_of(n))];
-    shape.push_back(a.length);
-    strides.push_back(a.stride);
+    dst.shape.push_back(a.length);
+    dst.strides.push_back(a.stride);
     axes.push_back({detail::display_name(n)});
   }
-  shape.insert(shape.end(), {zm.length, zn.length});
-  strides.insert(strides.end(), {zm.stride, zn.stride});
+  dst.shape.insert(dst.shape.end(), {zm.length, zn.length});
+  dst.strides.insert(dst.strides.end(), {zm.stride, zn.stride});
   axes.push_back(display(g.m));
   axes.push_back(display(g.n));
-
   const int a = matrix_view(b, x, g.batch, g.m, g.k);
   const int bb = matrix_view(b, y, g.batch, g.k, g.n);
-  const int dst = b.new_temp_value(shape, strides, axes);
-  b.add_step(ContractStep{a, bb, dst, static_cast<int>(g.batch.size()), kind});
-  z.value = -1;
-  z.buffer = b.value(dst).buffer;
+  const int out = b.new_temp_value(dst.shape, dst.strides, axes);
+  b.add_step(ContractStep{a, bb, out, static_cast<int>(g.batch.size()), kind});
+  z.buffer = b.value(out).buffer;
   return z;
 }
 

@@ -1,9 +1,6 @@
 // Backward costs through the real planners (planner.hpp): the gradient stages are parsed,
-// checked and planned like any expression, then costed.
-//
-// NOT REGISTERED YET: the planners are placeholders that throw until they land. Then add
-// this file to SOURCES in tests/codegen/CMakeLists.txt. (test_backward.cpp checks the same
-// derivations now with a stand-in planner.)
+// checked and planned like any expression, then costed. (test_backward.cpp checks the same
+// derivations with a stand-in planner, so a planner change cannot hide a derivation bug.)
 #include <catch2/catch.hpp>
 
 #include "einexpr/codegen/backward.hpp"

@@ -175,3 +175,37 @@ TEST_CASE("the seeds' rearrange walk-through: split heads, transform, merge back
   CHECK(merged.shape() == Shape{2, 3, 4});
   CHECK(reference::max_rel_error(t, reference::einsum({split, w}, "... hidden1, hidden1 hidden2 -> ... hidden2")) <= 1e-5);
 }
+
+TEST_CASE("einops' identity patterns return the input unchanged", "[rearrange]") {
+  const Tensor x = Tensor::randn({2, 3, 4, 5, 6}, DType::f32, 21);
+  for (const char* p : {"... -> ...", "a b c d e -> a b c d e", "a b c d e ... -> ... a b c d e",
+                        "a b c d e ... -> a ... b c d e", "... a b c d e -> ... a b c d e", "a ... e -> a ... e",
+                        "a ... -> a ...", "a ... c d e -> a (...) c d e"}) {
+    CAPTURE(p);
+    const Tensor y = rearrange(x, p);
+    CHECK(y.shape() == x.shape());
+    CHECK(y.to_vector<float>() == x.to_vector<float>());
+    CHECK(y.same_storage(x));
+  }
+}
+
+TEST_CASE("einops' equivalent pattern pairs give the same result", "[rearrange]") {
+  const std::vector<std::pair<const char*, const char*>> pairs = {
+      {"a b c d e -> (a b) c d e", "a b ... -> (a b) ..."},
+      {"a b c d e -> a b (c d) e", "... c d e -> ... (c d) e"},
+      {"a b c d e -> a b c d e", "... -> ..."},
+      {"a b c d e -> (a b c d e)", "... -> (...)"},
+      {"a b c d e -> b (c d e) a", "a b ... -> b (...) a"},
+      {"a b c d e -> b (a c d) e", "a b ... e -> b (a ...) e"},
+  };
+  for (reference::Layout layout : testing_support::all_layouts) {
+    const Tensor x = reference::make_input({2, 3, 4, 5, 6}, DType::f32, layout, 22);
+    for (const auto& [p, q] : pairs) {
+      CAPTURE(p, q, reference::name(layout));
+      const Tensor a = rearrange(x, p), b = rearrange(x, q);
+      CHECK(a.shape() == b.shape());
+      CHECK(a.to_vector<float>() == b.to_vector<float>());
+      CHECK(reference::max_rel_error(a, reference::rearrange(x, p)) == 0);
+    }
+  }
+}

@@ -61,13 +61,13 @@ struct GradientStage {
 /// The gradient with respect to one input: stages in order (a later stage reads an
 /// earlier one's result); no stages when the gradient is dY itself.
 struct GradientExpr {
-  std::string input;                     // "operand 0"
+  std::string input;                     // "operand 1" (operands count from 1, as in errors)
   std::vector<GradientStage> stages;
   /// The stages nested into one expression: "repeat(einsum(dY, B, '...'), '...', j=4)".
   std::string str() const;
 };
 
-/// dX_operand of an einsum as pattern text: "A, B -> C" gives "C, B -> A" for operand 0
+/// dX_operand of an einsum as pattern text: "A, B -> C" gives "C, B -> A" for the first operand
 /// and "C, A -> B" for operand 1 (dY first, then the other operands in order).
 /// Throws Error for a pattern without "->" or an operand out of range.
 std::string einsum_gradient_pattern(std::string_view pattern, std::size_t operand);

@@ -94,7 +94,7 @@ Count flops_per_element(BinaryOp op) noexcept;
 /// input; rearrange, the inverse rearrange; reduce sum/mean, a repeat; max/min, a masked
 /// scatter; elementwise maps, a map per input.
 struct GradientCost {
-  std::string input;       // "operand 0", ...
+  std::string input;       // "operand 1", "operand 2", ... (from 1, as in errors)
   std::string expression;  // "einsum(dY, B, 'b k, d k -> b d')" (backward.hpp names the tensors)
   Cost cost;
 };
