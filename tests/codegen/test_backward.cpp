@@ -5,11 +5,11 @@
 
 #include "einexpr/codegen/backward.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "plan_builder.hpp"
+#include "support/plan_builder.hpp"
 #include "toy_planner.hpp"
 
 using namespace einexpr;
-using test::PlanBuilder;
+using ::test::PlanBuilder;
 
 namespace {
 

@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "einexpr/codegen/cost.hpp"
-#include "plan_builder.hpp"
+#include "support/plan_builder.hpp"
 
 using namespace einexpr;
-using test::PlanBuilder;
+using ::test::PlanBuilder;
 
 namespace {
 

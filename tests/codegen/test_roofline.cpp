@@ -6,11 +6,11 @@
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "plan_builder.hpp"
+#include "support/plan_builder.hpp"
 #include "temp_dir.hpp"
 
 using namespace einexpr;
-using test::PlanBuilder;
+using ::test::PlanBuilder;
 
 namespace {
 
