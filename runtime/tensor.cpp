@@ -84,10 +84,18 @@ Tensor Tensor::full(Shape shape, double value, DType dtype, Device device) {
 
 Tensor Tensor::arange(std::int64_t n, DType dtype, Device device) {
   if (n < 0) throw ShapeError("arange: n must be >= 0 (got " + std::to_string(n) + ")");
-  std::vector<std::int64_t> values(static_cast<std::size_t>(n));
-  std::iota(values.begin(), values.end(), std::int64_t{0});
-  Tensor t = empty({n}, dtype);
-  convert(values.data(), DType::i64, t.data_ptr(), dtype, values.size());
+  Tensor t = empty({n}, dtype);  // checks the size before anything is allocated
+  // Converted in chunks: no second buffer of n int64s (which could be 8/element_size times
+  // larger than the tensor itself).
+  constexpr std::int64_t chunk = 4096;
+  std::int64_t values[chunk];
+  auto* out = static_cast<std::byte*>(t.data_ptr());
+  for (std::int64_t begin = 0; begin < n; begin += chunk) {
+    const std::int64_t count = std::min(chunk, n - begin);
+    std::iota(values, values + count, begin);
+    convert(values, DType::i64, out + begin * static_cast<std::int64_t>(t.element_size()), dtype,
+            static_cast<std::size_t>(count));
+  }
   return device.is_cpu() ? t : t.to(device);
 }
 
