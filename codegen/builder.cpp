@@ -100,6 +100,12 @@ int PlanBuilder::view(int src, Layout layout, std::vector<AxisName> axes) {
 int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<AxisName> axes) {
   Layout layout{std::move(shape), std::move(strides), 0};
   const std::int64_t elements = layout.extent();
+  // The bytes must fit in 64 bits too, or a lowering's elements x element size wraps and
+  // asks the allocator for the wrong amount: refuse before anything is allocated.
+  const auto element_bytes = static_cast<std::int64_t>(element_size(plan_.dtype));
+  if (std::int64_t bytes = 0; __builtin_mul_overflow(elements, element_bytes, &bytes))
+    throw ShapeError("a buffer of " + std::to_string(elements) + " elements of " + std::string(name(plan_.dtype)) +
+                     " (" + std::to_string(element_bytes) + " bytes each): its bytes overflow 64 bits");
   plan_.buffers.push_back(PlanBuffer{-1, elements});
   plan_.values.push_back(Value{static_cast<int>(plan_.buffers.size()) - 1, std::move(layout), std::move(axes)});
   return static_cast<int>(plan_.values.size()) - 1;
