@@ -1,6 +1,6 @@
 // Sizes at the 64-bit limits: a plan refuses a temporary whose element count or byte count
 // overflows (ShapeError, before anything is allocated), the CPU lowering never wraps
-// elements x element size.
+// elements x element size, and validate() keeps every view inside its buffer.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -61,3 +61,11 @@ TEST_CASE("lower_cpu refuses a hand-made plan whose temporary bytes overflow", "
   CHECK_THROWS_MATCHES(lower_cpu(plan), ShapeError, MessageHas({"size overflows 64 bits: 6917529027641081856 * 8"}));
 }
 
+TEST_CASE("validate() keeps views of an input inside the input", "[limits]") {
+  const ast::Pattern p = checked("a b -> b a", Op::rearrange);
+  Plan plan = plan_rearrange(p, Layout::contiguous({2, 3}), DType::f32);
+  REQUIRE(plan.output_is_view());
+  validate(plan);
+  plan.values.back().layout.offset = 5;  // its extent is now 5 + 2 + 3 + 1 = 11 elements of 6
+  CHECK_THROWS_MATCHES(validate(plan), InternalError, MessageHas({"a view reaches past its input"}));
+}
