@@ -169,7 +169,7 @@ void draw_lengths(ByteReader& r, Case& c) {
   for (const std::string& n : c.names) {
     if (!c.all_lengths && !r.flag()) continue;
     std::int64_t len = c.sizes.at(n);
-    if (!c.consistent && r.below(8) == 0) len = len + 1;  // a wrong length
+    if (!c.consistent && r.below(8) == 0) len = len > 0 ? len - 1 : 1;  // a wrong length
     c.lengths.emplace_back(n, len);
   }
   if (!c.consistent && r.below(8) == 0) c.lengths.emplace_back("zz_unused", 2);
