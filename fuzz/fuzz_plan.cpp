@@ -14,6 +14,7 @@
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/lower.hpp"
+#include "einexpr/cost.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/threads.hpp"
 #include "fuzz_support.hpp"
@@ -108,6 +109,29 @@ void check_cost(const Plan& plan, const fuzz::Case& c) {
   }
 }
 
+/// The cost API from the sizes alone (contiguous inputs, every axis named): the same op
+/// plans, validates and costs, or refuses with a non-internal error; for a consistent case
+/// without "..." its output shape is the pattern's.
+void check_cost_api(const fuzz::Case& c) {
+  static constexpr const char* ops[] = {"rearrange", "reduce", "repeat", "einsum"};
+  if (c.kind == fuzz::Kind::binary || c.kind == fuzz::Kind::unary) return;
+  AxisLengths sizes;
+  for (const std::string& n : c.names) sizes.emplace_back(n, c.sizes.at(n));
+  Plan p;
+  try {
+    p = plan_from_sizes(ops[static_cast<int>(c.kind)], c.text, sizes, c.dtype, c.reduction);
+    validate(p);
+    (void)einexpr::cost(p);
+  } catch (const InternalError& e) {
+    FUZZ_CHECK(false, std::string(e.what()) + " in the cost API for " + describe(c));
+  } catch (const Error&) {
+    return;
+  }
+  if (c.consistent && c.text.find("...") == std::string::npos)
+    FUZZ_CHECK(p.output_value().layout.shape == fuzz::expected_output_shape(c),
+               "the cost API plans another output shape for " + describe(c));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -147,6 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_layouts(plan, c);
   check_lowering(plan, c);
   check_cost(plan, c);
+  check_cost_api(c);
   if (c.run && !c.huge) fuzz::run_case(c, plan);
   return 0;
 }

@@ -4,7 +4,8 @@
 //   - the result has the plan's output shape and, for a consistent case, equals the naive
 //     reference loop (tests/lib/reference.cpp): exactly for copies and integers, within the
 //     dtype's tolerance for float arithmetic;
-//   - the public op (rearrange, reduce, ... with the engine's caches) gives the same bytes;
+//   - the public op (rearrange, reduce, ... with the engine's caches) and a Compiled
+//     expression give the same bytes;
 //   - run_into a fresh tensor (contiguous or transposed) gives the same values;
 //   - with the k-th allocation failing, the run throws AllocationError and the inputs stay.
 #include <cmath>
@@ -152,6 +153,15 @@ void compare_with_public_op(const Case& c, const std::vector<Tensor>& xs, const 
   }
   FUZZ_CHECK(got.shape() == out.shape() && bytes_of(got) == bytes_of(out),
              std::string("the public op differs from the plan's run for '") + c.text + "'");
+  if (c.kind == Kind::binary || c.kind == Kind::unary) return;
+  static constexpr Op ops[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum};
+  try {
+    const Compiled f(ops[static_cast<int>(c.kind)], c.text, c.lengths, c.reduction, c.copy);
+    got = f.run(xs);
+  } catch (const Error& e) {
+    FUZZ_CHECK(false, std::string("the compiled expression fails where the plan ran: ") + e.what());
+  }
+  FUZZ_CHECK(bytes_of(got) == bytes_of(out), std::string("the compiled expression differs for '") + c.text + "'");
 }
 
 /// run_into a fresh tensor, contiguous or stored transposed, pre-filled with 7s.
