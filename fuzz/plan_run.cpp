@@ -103,7 +103,7 @@ reference::Result reference_of(const Case& c, const std::vector<Tensor>& xs) {
     case Kind::reduce: return reference::reduce(xs[0], c.text, c.reduction, c.lengths);
     case Kind::repeat: return reference::repeat(xs[0], c.text, c.lengths);
     case Kind::einsum: return reference::einsum(xs, c.text, c.lengths);
-    case Kind::binary: return reference::binary(xs[0], xs[1], c.text, c.binary);
+    case Kind::binary: return reference::binary(xs[0], xs[1], c.text, c.binary, c.lengths);
     case Kind::unary: break;
   }
   reference::Result r{xs[0].shape(), xs[0].to_vector<double>()};

@@ -275,9 +275,9 @@ double unary(UnaryOp op, double v) {
   return 0;
 }
 
-Result binary(const Tensor& x, const Tensor& y, const std::string& pattern, BinaryOp op) {
-  Result a = einsum({x, Tensor::ones(y.shape(), x.dtype())}, pattern);  // x broadcast to the output
-  Result b = einsum({Tensor::ones(x.shape(), x.dtype()), y}, pattern);  // y broadcast to the output
+Result binary(const Tensor& x, const Tensor& y, const std::string& pattern, BinaryOp op, const AxisLengths& lengths) {
+  Result a = einsum({x, Tensor::ones(y.shape(), x.dtype())}, pattern, lengths);  // x broadcast to the output
+  Result b = einsum({Tensor::ones(x.shape(), x.dtype()), y}, pattern, lengths);  // y broadcast to the output
   // (einsum with ones sums duplicates only for axes absent from the output; maps have none)
   for (std::size_t i = 0; i < a.values.size(); ++i) {
     const double u = a.values[i], v = b.values[i];
