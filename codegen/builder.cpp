@@ -77,6 +77,9 @@ PlanBuilder::PlanBuilder(std::string op, std::string pattern, DType dtype) {
 
 int PlanBuilder::add_input(const Layout& layout, std::vector<AxisName> axes) {
   EINEXPR_ASSERT(plan_.num_inputs == static_cast<int>(plan_.values.size()), "inputs must come first");
+  // A broadcast view (stride 0) may hold more elements than int64 counts while its memory is
+  // tiny; every count a step makes from it would overflow: refuse it here (ShapeError).
+  checked_numel(layout.shape);
   const int index = plan_.num_inputs++;
   plan_.buffers.push_back(PlanBuffer{index, 0});
   Layout l = layout;

@@ -69,3 +69,18 @@ TEST_CASE("validate() keeps views of an input inside the input", "[limits]") {
   plan.values.back().layout.offset = 5;  // its extent is now 5 + 2 + 3 + 1 = 11 elements of 6
   CHECK_THROWS_MATCHES(validate(plan), InternalError, MessageHas({"a view reaches past its input"}));
 }
+
+TEST_CASE("an input whose element count overflows is refused, however little memory it views", "[limits]") {
+  // Found by fuzz_plan (UBSan in reduce_cpu's make_geometry: 2^62 * 2^31): a broadcast view
+  // (strides 0) of 2^93 elements is a valid Tensor over one element; its pre-reduction in
+  // an einsum overflowed counting the reduced elements. Planners now refuse such inputs.
+  const Layout huge{{std::int64_t{1} << 62, std::int64_t{1} << 31}, {0, 0}, 0};
+  const ast::Pattern r = checked("a b -> ", Op::reduce);
+  CHECK_THROWS_MATCHES(plan_reduce(r, huge, DType::f32, Reduction::sum), ShapeError,
+                       MessageHas({"the number of elements of shape [4611686018427387904, 2147483648] overflows 64 bits"}));
+  const ast::Pattern e = checked("i, a b -> i", Op::einsum);
+  const Layout inputs[] = {Layout::contiguous({2}), huge};
+  CHECK_THROWS_MATCHES(plan_einsum(e, inputs, DType::f32), ShapeError, MessageHas({"overflows 64 bits"}));
+  const ast::Pattern t = checked("a b -> b a", Op::rearrange);
+  CHECK_THROWS_AS(plan_rearrange(t, huge, DType::f32), ShapeError);
+}
