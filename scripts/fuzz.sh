@@ -5,7 +5,7 @@
 # Environment: EINEXPR_FUZZ_JOBS=N runs N fuzzing processes per target (libFuzzer -fork);
 # EINEXPR_FUZZ_BUILD_DIR picks the build directory. New inputs go to
 # build-fuzz/fuzz/work/<t>/corpus, crashes to build-fuzz/fuzz/work/<t>/crashes/; each run
-# appends "date target seconds executions crashes" to build-fuzz/fuzz/work/log.tsv.
+# appends "date target seconds-run executions crashes" to build-fuzz/fuzz/work/log.tsv.
 # Exits 1 if any target crashed. A crash reproduces with: build-fuzz/fuzz/fuzz_<t> FILE
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,14 +34,16 @@ for t in "${targets[@]}"; do
   fork=()
   [ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=1)
   status=0
+  start=$(date +%s)
   "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4200 \
     -print_final_stats=1 -dict="$dict" -artifact_prefix="$work/crashes/" "${fork[@]}" \
     "$work/corpus" "fuzz/corpus/$t" >"$log" 2>&1 || status=$?
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)
   [ -z "$execs" ] && execs=$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' | tail -1 || true)
+  elapsed=$(($(date +%s) - start))
   crashes=$(find "$work/crashes" -type f | wc -l)
-  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds" "${execs:-?}" "$crashes" >>"$build/fuzz/work/log.tsv"
-  echo "   ${execs:-?} executions, corpus $(find "$work/corpus" -type f | wc -l) files, crashes so far: $crashes"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$elapsed" "${execs:-?}" "$crashes" >>"$build/fuzz/work/log.tsv"
+  echo "   ${execs:-?} executions in ${elapsed}s, corpus $(find "$work/corpus" -type f | wc -l) files, crashes so far: $crashes"
   if [ "$status" -ne 0 ]; then
     failed=1
     grep -E '^(==[0-9]+==ERROR|==== fuzz invariant|SUMMARY|artifact_prefix|Test unit written)' "$log" | head -20 || true
