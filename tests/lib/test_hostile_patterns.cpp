@@ -128,6 +128,8 @@ std::vector<Row> rows() {
       {"cost_einsum", &cost_einsum_, "a b, b c -> a " + e_acute, 14, "unexpected byte 0xC3"},
       {"cost_einsum", &cost_einsum_, "a b, b c -> a (c", 14, "'(' is never closed"},
       {"cost_reduce", &cost_reduce_, "a -> a a", 7, "axis 'a' appears twice"},
+      {"cost_einsum", &cost_einsum_, "a" + repeated(", a", 1300) + " -> a", 192, "einsum takes at most 64 operands, not 1301"},
+      {"compile_einsum", &compiled, "a" + repeated(",a", 2040) + "->a", 128, "einsum takes at most 64 operands, not 2041"},
   };
 }
 // clang-format on
