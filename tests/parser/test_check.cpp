@@ -21,8 +21,6 @@ struct Row {
   const char* message = "";
 };
 
-const char* const one_side = "Identifiers only on one side of expression (should be on both): ";
-
 // clang-format off
 const std::vector<Row> rows = {
     // ---- rearrange ----
