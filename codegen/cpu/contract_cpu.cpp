@@ -48,13 +48,14 @@ GemmOperand gemm_operand(const Operand& v, int batch_dims, DType dtype, DType ge
     op.map = *fit;
     return op;
   }
-  // Row-major staging; a stride-0 batch dim keeps stride 0 and is copied once.
+  // Row-major staging; a stride-0 batch dim keeps stride 0 and is copied once. (Not one of
+  // length 0: staged as length 1 it would read an element the value does not have.)
   const Layout& l = v.layout;
   Layout staged{l.shape, Strides(l.shape.size(), 0), 0};
   op.stage_value = l;
   std::int64_t elements = 1, stride = 1;  // strides as if empty dims had length 1
   for (std::size_t d = l.shape.size(); d-- > 0;) {
-    if (static_cast<int>(d) < batch_dims && l.strides[d] == 0) {
+    if (static_cast<int>(d) < batch_dims && l.strides[d] == 0 && l.shape[d] != 0) {
       op.stage_value.shape[d] = 1;
       continue;
     }

@@ -156,3 +156,17 @@ TEST_CASE("i32 contractions wrap on overflow in every kernel, as numpy does", "[
   CHECK(reduce(einsum(v, v, "i, i -> i"), "i -> ", Reduction::sum).to_vector<std::int64_t>() ==
         std::vector<std::int64_t>{705032704});
 }
+
+TEST_CASE("an empty broadcast batch dim is not staged as one element", "[einsum][limits]") {
+  // Found by fuzz_plan (ASan: heap-buffer-overflow in convert_strided): a batched GEMM stages
+  // a stride-0 batch dim as length 1 (copied once). One of length 0 became length 1 too, and
+  // the staging read elements of x that do not exist (x views one element; its empty dim …2
+  // has stride 0). Caught by the sanitizer build of this test.
+  const Tensor x = Tensor::zeros({1}, DType::i32).as_strided({3, 1, 0, 4}, {17, 17, 0, 0}, 0);
+  const Tensor y = Tensor::randn({3, 1, 1, 2}, DType::i32, 2);
+  const Tensor z = einsum(x, y, "... i, ... j -> ... i j");
+  CHECK(z.shape() == Shape{3, 1, 0, 4, 2});
+  const Tensor xd = Tensor::zeros({1}, DType::f64).as_strided({3, 1, 0, 4}, {9, 9, 0, 0}, 0);
+  const Tensor w = einsum(xd, y.to(DType::f64), "... i, ... j -> ... j i");
+  CHECK(w.shape() == Shape{3, 1, 0, 2, 4});
+}
