@@ -77,6 +77,9 @@ PlanBuilder::PlanBuilder(std::string op, std::string pattern, DType dtype) {
 
 int PlanBuilder::add_input(const Layout& layout, std::vector<AxisName> axes) {
   EINEXPR_ASSERT(plan_.num_inputs == static_cast<int>(plan_.values.size()), "inputs must come first");
+  // A broadcast view (stride 0) may hold more elements than int64 counts while its memory is
+  // tiny; every count a step makes from it would overflow: refuse it here (ShapeError).
+  checked_numel(layout.shape);
   const int index = plan_.num_inputs++;
   plan_.buffers.push_back(PlanBuffer{index, 0});
   Layout l = layout;
@@ -100,6 +103,12 @@ int PlanBuilder::view(int src, Layout layout, std::vector<AxisName> axes) {
 int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<AxisName> axes) {
   Layout layout{std::move(shape), std::move(strides), 0};
   const std::int64_t elements = layout.extent();
+  // The bytes must fit in 64 bits too, or a lowering's elements x element size wraps and
+  // asks the allocator for the wrong amount: refuse before anything is allocated.
+  const auto element_bytes = static_cast<std::int64_t>(element_size(plan_.dtype));
+  if (std::int64_t bytes = 0; __builtin_mul_overflow(elements, element_bytes, &bytes))
+    throw ShapeError("a buffer of " + std::to_string(elements) + " elements of " + std::string(name(plan_.dtype)) +
+                     " (" + std::to_string(element_bytes) + " bytes each): its bytes overflow 64 bits");
   plan_.buffers.push_back(PlanBuffer{-1, elements});
   plan_.values.push_back(Value{static_cast<int>(plan_.buffers.size()) - 1, std::move(layout), std::move(axes)});
   return static_cast<int>(plan_.values.size()) - 1;

@@ -183,8 +183,16 @@ void validate(const Plan& plan) {
     EINEXPR_ASSERT(v.buffer >= 0 && v.buffer < static_cast<int>(plan.buffers.size()), "plan: value without buffer");
     EINEXPR_ASSERT(v.layout.shape.size() == v.layout.strides.size(), "plan: shape and strides differ in rank");
     EINEXPR_ASSERT(v.axes.size() == v.layout.shape.size(), "plan: a value's axis names differ from its rank");
+    std::int64_t numel = 1;
+    for (std::int64_t len : v.layout.shape)
+      EINEXPR_ASSERT(len >= 0 && !__builtin_mul_overflow(numel, len, &numel), "plan: a value's element count overflows");
     const PlanBuffer& b = plan.buffers[static_cast<std::size_t>(v.buffer)];
-    if (b.input < 0) EINEXPR_ASSERT(v.layout.extent() <= b.elements, "plan: a view reaches past its buffer");
+    if (b.input < 0) {
+      EINEXPR_ASSERT(v.layout.extent() <= b.elements, "plan: a view reaches past its buffer");
+    } else {
+      EINEXPR_ASSERT(b.input < nvalues && v.layout.extent() <= plan.values[static_cast<std::size_t>(b.input)].layout.extent(),
+                     "plan: a view reaches past its input");
+    }
   }
   std::vector<bool> made(plan.values.size(), false);
   for (int i = 0; i < plan.num_inputs; ++i) made[static_cast<std::size_t>(i)] = true;

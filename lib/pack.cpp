@@ -1,4 +1,5 @@
 // einops' pack, unpack and parse_shape.
+#include <algorithm>
 #include <numeric>
 
 #include "einexpr/ops.hpp"
@@ -94,6 +95,8 @@ std::vector<Tensor> unpack(const Tensor& packed, std::span<const Shape> shapes, 
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       std::int64_t n = 1;
       for (std::int64_t len : shapes[i]) {
+        if (len < -1)
+          throw ShapeError("unpack: invalid length " + std::to_string(len) + " in shape " + shape_str(shapes[i]));
         if (len == -1) {
           if (infer >= 0) throw ShapeError("unpack: only one shape may contain -1");
           infer = static_cast<int>(i);
@@ -134,8 +137,21 @@ std::vector<Tensor> unpack(const Tensor& packed, std::span<const Shape> shapes, 
 AxisLengths parse_shape(const Tensor& x, std::string_view pattern) {
   const std::span<const Tensor> in(&x, 1);
   return with_context("parse_shape", pattern, in, [&] {
-    // The pattern is one side of an arrow; parse it as the left side of "<pattern> ->".
-    const ast::Pattern p = parse(std::string(pattern) + " ->");
+    const std::string text(pattern);
+    if (!x.defined()) throw Error("parse_shape: the tensor is undefined");
+    if (const std::size_t arrow = text.find("->"); arrow != std::string::npos)
+      throw PatternError("parse_shape takes one side of a pattern, without '->'", text, arrow);
+    // The pattern is one side of an arrow; parse it as the left side of "<pattern> ->", and
+    // blame the user's own text (the caret never points past it).
+    ast::Pattern p;
+    try {
+      p = parse(text + " ->");
+    } catch (const PatternError& e) {
+      throw PatternError(e.reason(), text, std::min(e.position(), text.size()));
+    }
+    if (p.operands.size() != 1)
+      throw PatternError("parse_shape takes one operand: ',' separates the inputs of einsum", text,
+                         p.operands[1].span.begin);
     const ast::Operand& terms = p.operands.at(0);
     std::size_t fixed = 0;
     bool ellipsis = false;

@@ -130,6 +130,10 @@ class Checker {
 void Checker::operand_count() const {
   const std::size_t n = p_.operands.size();
   if (n == 0) fail(p_.arrow, std::string(name(op_)) + " needs an operand left of '->'");
+  if (op_ == Op::einsum && n > max_einsum_operands)
+    fail(p_.operands[max_einsum_operands].span,
+         "einsum takes at most " + std::to_string(max_einsum_operands) + " operands, not " + std::to_string(n) +
+             ": contract them in several einsums");
   const std::size_t most = op_ == Op::einsum ? n : op_ == Op::map ? 2 : 1;
   if (n > most)
     fail(p_.operands[most].span,

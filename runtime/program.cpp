@@ -1,5 +1,6 @@
 #include "einexpr/runtime/program.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 #include <sstream>
@@ -34,6 +35,24 @@ void Program::check_inputs(std::span<const Tensor> inputs) const {
 }
 
 namespace {
+
+/// True when two elements of `l` may share memory: sorted by stride, each dim of length > 1
+/// must step past everything the dims inside it reach. (Sufficient for no overlap; a few
+/// exotic interleavings that do not overlap are refused too.)
+bool may_overlap(const Layout& l) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // stride, length
+  for (std::size_t d = 0; d < l.shape.size(); ++d) {
+    if (l.shape[d] == 0) return false;
+    if (l.shape[d] > 1) dims.emplace_back(l.strides[d], l.shape[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  std::int64_t reach = 0;  // the largest offset the inner dims reach
+  for (const auto& [stride, length] : dims) {
+    if (stride <= reach) return true;
+    reach = checked_add(reach, checked_mul(stride, length - 1));
+  }
+  return false;
+}
 
 struct Bound {
   Workspace workspace;
@@ -87,6 +106,9 @@ void Program::run_into(std::span<const Tensor> inputs, Tensor& out) const {
   for (const Tensor& in : inputs)
     if (in.same_storage(out))
       throw Error("the output tensor shares storage with an input; write into a separate tensor");
+  if (may_overlap(out.layout()))
+    throw Error("the output tensor has overlapping elements (shape " + shape_str(out.shape()) + ", strides " +
+                shape_str(out.strides()) + "): write into a tensor whose elements are distinct");
   // Direct: the last kernel writes the output buffer with out's own strides.
   const bool direct = output_buffer >= num_inputs() && output_layout.offset == 0 &&
                       out.strides() == output_layout.strides;

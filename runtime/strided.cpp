@@ -11,8 +11,11 @@ CollapsedDims collapse_dims(const Shape& shape, const std::vector<const Strides*
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     const bool mergeable = !out.shape.empty() && [&] {
-      for (std::size_t v = 0; v < strides.size(); ++v)
-        if (out.strides[v].back() != (*strides[v])[d] * shape[d]) return false;
+      for (std::size_t v = 0; v < strides.size(); ++v) {
+        std::int64_t outer = 0;  // a stride times its length may overflow: then no merge
+        if (__builtin_mul_overflow((*strides[v])[d], shape[d], &outer) || out.strides[v].back() != outer)
+          return false;
+      }
       return true;
     }();
     if (mergeable) {

@@ -21,6 +21,12 @@ int wrap_dim(int dim, int rank, const char* what) {
   return d;
 }
 
+/// Views and copies of an undefined tensor say so (rather than "dim 0 is out of range" or
+/// "null storage").
+void require_defined(const std::shared_ptr<Storage>& storage, const char* what) {
+  if (!storage) throw Error(std::string(what) + ": the tensor is undefined");
+}
+
 std::size_t checked_bytes(std::int64_t numel, DType dtype) {
   return static_cast<std::size_t>(checked_mul(numel, static_cast<std::int64_t>(element_size(dtype))));
 }
@@ -84,10 +90,18 @@ Tensor Tensor::full(Shape shape, double value, DType dtype, Device device) {
 
 Tensor Tensor::arange(std::int64_t n, DType dtype, Device device) {
   if (n < 0) throw ShapeError("arange: n must be >= 0 (got " + std::to_string(n) + ")");
-  std::vector<std::int64_t> values(static_cast<std::size_t>(n));
-  std::iota(values.begin(), values.end(), std::int64_t{0});
-  Tensor t = empty({n}, dtype);
-  convert(values.data(), DType::i64, t.data_ptr(), dtype, values.size());
+  Tensor t = empty({n}, dtype);  // checks the size before anything is allocated
+  // Converted in chunks: no second buffer of n int64s (which could be 8/element_size times
+  // larger than the tensor itself).
+  constexpr std::int64_t chunk = 4096;
+  std::int64_t values[chunk];
+  auto* out = static_cast<std::byte*>(t.data_ptr());
+  for (std::int64_t begin = 0; begin < n; begin += chunk) {
+    const std::int64_t count = std::min(chunk, n - begin);
+    std::iota(values, values + count, begin);
+    convert(values, DType::i64, out + begin * static_cast<std::int64_t>(t.element_size()), dtype,
+            static_cast<std::size_t>(count));
+  }
   return device.is_cpu() ? t : t.to(device);
 }
 
@@ -152,6 +166,7 @@ void Tensor::check_cpu(const char* what) const {
 // ---- views ----
 
 Tensor Tensor::view(Shape shape) const {
+  require_defined(storage_, "view");
   const Shape target = infer_shape(shape, numel());
   auto strides = try_view_strides(layout_.shape, layout_.strides, target);
   if (!strides) {
@@ -176,6 +191,7 @@ Tensor Tensor::view(Shape shape) const {
 }
 
 Tensor Tensor::reshape(Shape shape) const {
+  require_defined(storage_, "reshape");
   const Shape target = infer_shape(shape, numel());
   if (auto strides = try_view_strides(layout_.shape, layout_.strides, target))
     return Tensor(storage_, Layout{target, std::move(*strides), layout_.offset}, dtype_);
@@ -183,6 +199,7 @@ Tensor Tensor::reshape(Shape shape) const {
 }
 
 Tensor Tensor::transpose(int dim0, int dim1) const {
+  require_defined(storage_, "transpose");
   const int a = wrap_dim(dim0, dim(), "transpose"), b = wrap_dim(dim1, dim(), "transpose");
   Layout l = layout_;
   std::swap(l.shape[static_cast<std::size_t>(a)], l.shape[static_cast<std::size_t>(b)]);
@@ -191,6 +208,7 @@ Tensor Tensor::transpose(int dim0, int dim1) const {
 }
 
 Tensor Tensor::permute(std::vector<int> dims) const {
+  require_defined(storage_, "permute");
   if (static_cast<int>(dims.size()) != dim())
     throw ShapeError("permute: " + std::to_string(dims.size()) + " dims given for a tensor of " +
                      std::to_string(dim()) + " dims");
@@ -208,6 +226,7 @@ Tensor Tensor::permute(std::vector<int> dims) const {
 }
 
 Tensor Tensor::select(int dim, std::int64_t index) const {
+  require_defined(storage_, "select");
   const auto d = static_cast<std::size_t>(wrap_dim(dim, this->dim(), "select"));
   const std::int64_t len = layout_.shape[d];
   const std::int64_t i = index < 0 ? index + len : index;
@@ -222,6 +241,7 @@ Tensor Tensor::select(int dim, std::int64_t index) const {
 }
 
 Tensor Tensor::slice(int dim, std::int64_t begin, std::int64_t end, std::int64_t step) const {
+  require_defined(storage_, "slice");
   const auto d = static_cast<std::size_t>(wrap_dim(dim, this->dim(), "slice"));
   if (step <= 0) throw ShapeError("slice: step must be positive (got " + std::to_string(step) + ")");
   const std::int64_t len = layout_.shape[d];
@@ -240,6 +260,7 @@ Tensor Tensor::slice(int dim, std::int64_t begin, std::int64_t end, std::int64_t
 }
 
 Tensor Tensor::as_strided(Shape shape, Strides strides, std::int64_t offset) const {
+  require_defined(storage_, "as_strided");
   return Tensor(storage_, Layout{std::move(shape), std::move(strides), offset}, dtype_);
 }
 
@@ -248,12 +269,14 @@ Tensor Tensor::as_strided(Shape shape, Strides strides, std::int64_t offset) con
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {
+  require_defined(storage_, "clone");
   Tensor out = empty(layout_.shape, dtype_, device());
   out.copy_from(*this);
   return out;
 }
 
 Tensor Tensor::to(DType dtype) const {
+  require_defined(storage_, "to");
   if (dtype == dtype_) return *this;
   Tensor out = empty(layout_.shape, dtype, device());
   out.copy_from(*this);
@@ -261,6 +284,7 @@ Tensor Tensor::to(DType dtype) const {
 }
 
 Tensor Tensor::to(Device device) const {
+  require_defined(storage_, "to");
   if (device == this->device()) return *this;
   const Tensor src = contiguous();
   Tensor out = empty(layout_.shape, dtype_, device);

@@ -19,14 +19,32 @@ constexpr int edge_items = 3;
 constexpr std::int64_t summarize_threshold = 1000;
 constexpr std::size_t line_width = 80;
 
-// The indices shown along each dim: all of them, or the first and last edge_items.
+// More shown elements than this (a broadcast view of 2^64 elements in 64 dims of 2, say)
+// print as "tensor(..., shape=...)": printing them would never end.
+constexpr std::int64_t max_shown = std::int64_t{1} << 20;
+
+// The indices shown along each dim: all of them, or the first and last edge_items (made
+// directly: a broadcast view may be 2^62 long).
 std::vector<std::vector<std::int64_t>> shown_indices(const Shape& shape, bool summarize) {
   std::vector<std::vector<std::int64_t>> shown(shape.size());
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    for (std::int64_t i = 0; i < shape[d]; ++i)
-      if (!summarize || shape[d] <= 2 * edge_items || i < edge_items || i >= shape[d] - edge_items)
-        shown[d].push_back(i);
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const bool cut = summarize && shape[d] > 2 * edge_items;
+    for (std::int64_t i = 0; i < (cut ? edge_items : shape[d]); ++i) shown[d].push_back(i);
+    if (cut)
+      for (std::int64_t i = shape[d] - edge_items; i < shape[d]; ++i) shown[d].push_back(i);
+  }
   return shown;
+}
+
+// The product of `lengths`, or `limit` + 1 once it passes `limit` (never overflows).
+std::int64_t product_up_to(const std::vector<std::int64_t>& lengths, std::int64_t limit) {
+  std::int64_t p = 1;
+  for (std::int64_t n : lengths) {
+    if (n == 0) return 0;
+    if (p > limit / n) return limit + 1;
+    p *= n;
+  }
+  return p;
 }
 
 std::string printf_str(const char* format, int width, double v) {
@@ -177,9 +195,13 @@ std::string Tensor::str() const {
   if (!storage_) return "tensor(undefined)";
   if (!device().is_cpu()) return to(Device::cpu()).str() + " on " + device().str();
   const std::string suffix = ", shape=" + shape_str(shape()) + ", dtype=" + std::string(name(dtype_)) + ")";
-  if (numel() == 0) return "tensor([]" + suffix;
-  const bool summarize = numel() > summarize_threshold;
+  const std::int64_t n = product_up_to(shape(), summarize_threshold);  // numel() may overflow
+  if (n == 0) return "tensor([]" + suffix;
+  const bool summarize = n > summarize_threshold;
   Printer printer{*this, shown_indices(shape(), summarize), summarize, Formatter(dtype_)};
+  std::vector<std::int64_t> sizes;
+  for (const auto& s : printer.shown) sizes.push_back(static_cast<std::int64_t>(s.size()));
+  if (product_up_to(sizes, max_shown) > max_shown) return "tensor(..." + suffix;
   std::vector<std::int64_t> index(static_cast<std::size_t>(dim()), 0);
   printer.measure(index, 0);
   printer.formatter.finish();

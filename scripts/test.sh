@@ -6,6 +6,13 @@
 #   EINEXPR_CUDA=OFF scripts/test.sh   only the build without CUDA, in build-nocuda/
 #   scripts/test.sh -R parser          extra arguments go to the first ctest run
 # Idempotent, and fast when nothing changed (incremental builds, ctest only).
+#
+# Then the sanitizer builds, unless EINEXPR_SANITIZERS=0 (=asan or =tsan runs one of them):
+#   build-asan/  Debug, AddressSanitizer + UndefinedBehaviorSanitizer: every Catch2 test and
+#                the fuzz corpus replays (not the install test, whose downstream project
+#                is built without sanitizers)
+#   build-tsan/  Debug, ThreadSanitizer: only tests/concurrency (the plan caches under 16
+#                threads), with one OpenMP thread (libgomp is not TSan-instrumented)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -27,4 +34,26 @@ if [ "$cuda" = OFF ] && [ -z "${EINEXPR_BUILD_DIR:-}" ]; then build=build-nocuda
 build_and_test "$build" "$cuda" "$@"
 if [ "$cuda" != OFF ] && grep -q "has_cuda = true" "$build/generated/einexpr/config.hpp"; then
   build_and_test build-nocuda OFF
+fi
+
+# sanitized_build DIR SANITIZE [cmake --build args...]
+sanitized_build() {
+  local dir="$1" sanitize="$2"
+  shift 2
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEINEXPR_SANITIZE="$sanitize" -DEINEXPR_CUDA=OFF \
+    -DEINEXPR_BUILD_EXAMPLES=OFF -DEINEXPR_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$dir" -j "$jobs" "$@"
+}
+sanitizers="${EINEXPR_SANITIZERS:-all}"
+if [ "$sanitizers" = all ] || [ "$sanitizers" = asan ]; then
+  echo "== scripts/test.sh: build-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
+  sanitized_build build-asan ON
+  UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'install|lint|cuda'
+fi
+if [ "$sanitizers" = all ] || [ "$sanitizers" = tsan ]; then
+  echo "== scripts/test.sh: build-tsan (ThreadSanitizer, tests/concurrency)"
+  sanitized_build build-tsan thread --target test_concurrency
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --test-dir build-tsan --output-on-failure -L concurrency
 fi

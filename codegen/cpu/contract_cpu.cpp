@@ -50,13 +50,14 @@ GemmOperand gemm_operand(const Operand& v, int batch_dims, DType dtype, DType ge
     op.map = *fit;
     return op;
   }
-  // Row-major staging; a stride-0 batch dim keeps stride 0 and is copied once.
+  // Row-major staging; a stride-0 batch dim keeps stride 0 and is copied once. (Not one of
+  // length 0: staged as length 1 it would read an element the value does not have.)
   const Layout& l = v.layout;
   Layout staged{l.shape, Strides(l.shape.size(), 0), 0};
   op.stage_value = l;
   std::int64_t elements = 1, stride = 1;  // strides as if empty dims had length 1
   for (std::size_t d = l.shape.size(); d-- > 0;) {
-    if (static_cast<int>(d) < batch_dims && l.strides[d] == 0) {
+    if (static_cast<int>(d) < batch_dims && l.strides[d] == 0 && l.shape[d] != 0) {
       op.stage_value.shape[d] = 1;
       continue;
     }
@@ -71,6 +72,20 @@ GemmOperand gemm_operand(const Operand& v, int batch_dims, DType dtype, DType ge
   return op;
 }
 
+/// int64 GEMM results into an i32 value, wrapping as every integer kernel stores
+/// (element.hpp; numpy too), where convert() would saturate.
+void narrow_wrapping(std::byte* dst, const Layout& dst_l, const std::byte* src, const Layout& src_l) {
+  const Nest<2> nest = Nest<2>::make(dst_l.shape, {dst_l.strides, src_l.strides});
+  Odometer<2> odo(nest.shape, nest.strides, nest.shape.size() - 1);
+  auto* d = reinterpret_cast<std::int32_t*>(dst) + dst_l.offset;
+  const auto* s = reinterpret_cast<const std::int64_t*>(src) + src_l.offset;
+  const std::int64_t n = nest.row_length(), ds = nest.row_stride(0), ss = nest.row_stride(1);
+  for (std::int64_t r = 0, rows = nest.rows(); r < rows; ++r, odo.next()) {
+    const auto& off = odo.offsets();
+    for (std::int64_t i = 0; i < n; ++i) d[off[0] + i * ds] = Element<std::int32_t>::store(s[off[1] + i * ss]);
+  }
+}
+
 /// Copies (converting) between a value and its staging temporary.
 void restage(const Workspace& ws, const GemmOperand& op, DType dtype, DType gemm_dtype, bool into_gemm) {
   if (!op.staged) return;
@@ -79,9 +94,12 @@ void restage(const Workspace& ws, const GemmOperand& op, DType dtype, DType gemm
   if (into_gemm) {
     if (dtype == gemm_dtype) copy_strided(gemm, op.stage_gemm, value, op.stage_value, element_size(dtype));
     else convert_strided(gemm, op.stage_gemm, gemm_dtype, value, op.stage_value, dtype);
+  } else if (dtype == gemm_dtype) {
+    copy_strided(value, op.stage_value, gemm, op.stage_gemm, element_size(dtype));
+  } else if (dtype == DType::i32) {
+    narrow_wrapping(value, op.stage_value, gemm, op.stage_gemm);
   } else {
-    if (dtype == gemm_dtype) copy_strided(value, op.stage_value, gemm, op.stage_gemm, element_size(dtype));
-    else convert_strided(value, op.stage_value, dtype, gemm, op.stage_gemm, gemm_dtype);
+    convert_strided(value, op.stage_value, dtype, gemm, op.stage_gemm, gemm_dtype);
   }
 }
 

@@ -62,7 +62,8 @@ Program lower_cpu(const Plan& plan) {
   }
   for (std::size_t i = static_cast<std::size_t>(plan.num_inputs); i < plan.buffers.size(); ++i) {
     EINEXPR_ASSERT(plan.buffers[i].input < 0, "lower_cpu: an input buffer after the temporaries");
-    program.temp_bytes.push_back(static_cast<std::size_t>(plan.buffers[i].elements) * element_size(plan.dtype));
+    program.temp_bytes.push_back(static_cast<std::size_t>(
+        checked_mul(plan.buffers[i].elements, static_cast<std::int64_t>(element_size(plan.dtype)))));
   }
   const CpuLowering lowering(plan, program);
   for (const Step& step : plan.steps) std::visit(lowering, step);

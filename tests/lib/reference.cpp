@@ -189,8 +189,12 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   // Integers sum and multiply in int64 and wrap on overflow, as numpy does.
   const bool integer = is_integer(x.dtype());
   std::vector<std::uint64_t> iacc(n, reduction == Reduction::prod ? 1 : 0);
+  const std::vector<std::string> right_atoms = atoms_of({&s.right});
   for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
-    const auto o = static_cast<std::size_t>(flat_index(s.right, r.shape, idx, s.lens));
+    auto full = idx;
+    for (const std::string& a : right_atoms)
+      if (!full.count(a)) full[a] = 0;  // anonymous 1s of the output ("b h -> b 1 h")
+    const auto o = static_cast<std::size_t>(flat_index(s.right, r.shape, full, s.lens));
     const double v = in[static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens))];
     const auto iv = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
     if (reduction == Reduction::sum) iacc[o] += iv;
@@ -271,9 +275,9 @@ double unary(UnaryOp op, double v) {
   return 0;
 }
 
-Result binary(const Tensor& x, const Tensor& y, const std::string& pattern, BinaryOp op) {
-  Result a = einsum({x, Tensor::ones(y.shape(), x.dtype())}, pattern);  // x broadcast to the output
-  Result b = einsum({Tensor::ones(x.shape(), x.dtype()), y}, pattern);  // y broadcast to the output
+Result binary(const Tensor& x, const Tensor& y, const std::string& pattern, BinaryOp op, const AxisLengths& lengths) {
+  Result a = einsum({x, Tensor::ones(y.shape(), x.dtype())}, pattern, lengths);  // x broadcast to the output
+  Result b = einsum({Tensor::ones(x.shape(), x.dtype()), y}, pattern, lengths);  // y broadcast to the output
   // (einsum with ones sums duplicates only for axes absent from the output; maps have none)
   for (std::size_t i = 0; i < a.values.size(); ++i) {
     const double u = a.values[i], v = b.values[i];

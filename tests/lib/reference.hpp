@@ -21,7 +21,8 @@ Result reduce(const einexpr::Tensor& x, const std::string& pattern, einexpr::Red
 Result repeat(const einexpr::Tensor& x, const std::string& pattern, const einexpr::AxisLengths& lengths = {});
 Result einsum(const std::vector<einexpr::Tensor>& xs, const std::string& pattern,
               const einexpr::AxisLengths& lengths = {});
-Result binary(const einexpr::Tensor& x, const einexpr::Tensor& y, const std::string& pattern, einexpr::BinaryOp op);
+Result binary(const einexpr::Tensor& x, const einexpr::Tensor& y, const std::string& pattern, einexpr::BinaryOp op,
+              const einexpr::AxisLengths& lengths = {});
 double unary(einexpr::UnaryOp op, double v);
 
 /// The largest |a - b| / max(1, |b|) over the elements, after checking the shapes match.

@@ -141,3 +141,32 @@ TEST_CASE("a three-operand chain contracts in the cheap order", "[einsum][plan]"
   REQUIRE(plan2.notes.size() == 1);
   CHECK(plan2.notes[0].find("((1 2) 3)") != std::string::npos);
 }
+
+TEST_CASE("i32 contractions wrap on overflow in every kernel, as numpy does", "[einsum][limits]") {
+  // Found by the fuzz replay's blind mutations: a batched GEMM in i32 computes in int64 and
+  // converted back with convert(), which saturates, while the generic contraction and the
+  // reductions wrap. Each element here is 2 * 50000 * 50000 = 5e9, which wraps to 705032704.
+  const Tensor x = Tensor::full({2, 2}, 50000, DType::i32), y = Tensor::full({2, 3}, 50000, DType::i32);
+  const std::vector<std::int64_t> gemm = einsum(x, y, "i j, j k -> i k").to_vector<std::int64_t>();
+  CHECK(gemm == std::vector<std::int64_t>(6, 705032704));
+  const std::vector<std::int64_t> transposed = einsum(x, y, "i j, j k -> k i").to_vector<std::int64_t>();
+  CHECK(transposed == std::vector<std::int64_t>(6, 705032704));
+  const Tensor v = Tensor::full({2}, 50000, DType::i32);  // a Hadamard product: the generic kernel
+  CHECK(einsum(v, v, "i, i -> i").to_vector<std::int64_t>() == std::vector<std::int64_t>(2, -1794967296));
+  CHECK(reduce(einsum(v, v, "i, i -> i"), "i -> ", Reduction::sum).to_vector<std::int64_t>() ==
+        std::vector<std::int64_t>{705032704});
+}
+
+TEST_CASE("an empty broadcast batch dim is not staged as one element", "[einsum][limits]") {
+  // Found by fuzz_plan (ASan: heap-buffer-overflow in convert_strided): a batched GEMM stages
+  // a stride-0 batch dim as length 1 (copied once). One of length 0 became length 1 too, and
+  // the staging read elements of x that do not exist (x views one element; its empty dim …2
+  // has stride 0). Caught by the sanitizer build of this test.
+  const Tensor x = Tensor::zeros({1}, DType::i32).as_strided({3, 1, 0, 4}, {17, 17, 0, 0}, 0);
+  const Tensor y = Tensor::randn({3, 1, 1, 2}, DType::i32, 2);
+  const Tensor z = einsum(x, y, "... i, ... j -> ... i j");
+  CHECK(z.shape() == Shape{3, 1, 0, 4, 2});
+  const Tensor xd = Tensor::zeros({1}, DType::f64).as_strided({3, 1, 0, 4}, {9, 9, 0, 0}, 0);
+  const Tensor w = einsum(xd, y.to(DType::f64), "... i, ... j -> ... j i");
+  CHECK(w.shape() == Shape{3, 1, 0, 2, 4});
+}

@@ -40,6 +40,39 @@ TEST_CASE("parse_shape names the dims as einops does", "[pack]") {
   CHECK_THROWS_MATCHES(parse_shape(x, "b h w"), ShapeError, testing_support::MessageHas({"names 3 dims but the tensor has shape [2, 3, 4, 5]"}));
 }
 
+TEST_CASE("parse_shape blames the user's own text, one side of a pattern", "[pack][errors]") {
+  const Tensor x = Tensor::zeros({2, 3});
+  // Once, the error quoted "a -> b ->" (the text parse_shape made) and pointed into it.
+  struct Row { std::string pattern; std::size_t position; std::string reason; };
+  const Row rows[] = {
+      {"a -> b", 2, "parse_shape takes one side of a pattern, without '->'"},
+      {"a, b", 3, "parse_shape takes one operand"},
+      {"a \xc3\xa9", 2, "unexpected byte 0xC3"},
+      {"a (b", 2, "'(' is never closed"},
+      {"a b,", 4, "empty operand"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.pattern);
+    try {
+      parse_shape(x, r.pattern);
+      FAIL("accepted");
+    } catch (const PatternError& e) {
+      CHECK(e.pattern() == r.pattern);
+      CHECK(e.position() == r.position);
+      CHECK_THAT(e.reason(), Catch::Contains(r.reason));
+    }
+  }
+  CHECK_THROWS_WITH(parse_shape(Tensor(), "a b"), Catch::Contains("parse_shape: the tensor is undefined"));
+}
+
+TEST_CASE("unpack refuses negative lengths other than one -1", "[pack][errors]") {
+  const Tensor packed = Tensor::zeros({2, 6});
+  // Once, a -2 counted as -2 elements and let a wrong split through the sum check.
+  const std::vector<Shape> shapes = {{-2}, {8}};
+  CHECK_THROWS_MATCHES(unpack(packed, shapes, "a *"), ShapeError,
+                       testing_support::MessageHas({"unpack: invalid length -2 in shape [-2]"}));
+}
+
 TEST_CASE("out-parameter forms write into the caller's tensor", "[into]") {
   const Tensor x = Tensor::randn({4, 6}, DType::f32, 1);
   Tensor out = Tensor::empty({6, 4});

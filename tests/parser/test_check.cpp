@@ -21,8 +21,6 @@ struct Row {
   const char* message = "";
 };
 
-const char* const one_side = "Identifiers only on one side of expression (should be on both): ";
-
 // clang-format off
 const std::vector<Row> rows = {
     // ---- rearrange ----
@@ -143,6 +141,26 @@ TEST_CASE("check: the rules of each op", "[check]") {
       CHECK(e.pattern() == row.pattern);
     }
   }
+}
+
+TEST_CASE("check: einsum takes at most max_einsum_operands operands", "[check][limits]") {
+  // Found probing for hangs (issue 8): "a, a, ..., a -> a" with 1300 operands planned for
+  // minutes (the contraction order is cubic in the count, backward_cost quartic).
+  auto operands = [](std::size_t n) {
+    std::string p = "a";
+    for (std::size_t i = 1; i < n; ++i) p += ", a";
+    return p + " -> a";
+  };
+  CHECK_NOTHROW(einexpr::check(einexpr::parse(operands(einexpr::max_einsum_operands)), Op::einsum));
+  const std::string too_many = operands(einexpr::max_einsum_operands + 1);
+  try {
+    einexpr::check(einexpr::parse(too_many), Op::einsum);
+    FAIL("accepted");
+  } catch (const einexpr::PatternError& e) {
+    CHECK(e.position() == 3 * einexpr::max_einsum_operands);  // the 65th operand
+    CHECK(e.reason() == "einsum takes at most 64 operands, not 65: contract them in several einsums");
+  }
+  CHECK_THROWS_AS(einexpr::check(einexpr::parse(operands(1300)), Op::einsum), einexpr::PatternError);
 }
 
 TEST_CASE("check: a rule applies to some ops only", "[check]") {

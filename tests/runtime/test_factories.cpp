@@ -62,6 +62,16 @@ TEST_CASE("arange counts 0..n-1 in every dtype", "[tensor][factories]") {
   CHECK_THROWS_WITH(Tensor::arange(-1), "arange: n must be >= 0 (got -1)");
 }
 
+TEST_CASE("arange fills in chunks, and checks its size before allocating anything", "[tensor][factories][limits]") {
+  const std::vector<std::int64_t> v = Tensor::arange(10000, DType::i32).to_vector<std::int64_t>();
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i] != static_cast<std::int64_t>(i)) CHECK(v[i] == static_cast<std::int64_t>(i));
+  // Once, a vector of n int64s came first: std::length_error or bad_alloc, not einexpr's errors.
+  CHECK_THROWS_WITH(Tensor::arange(std::int64_t{1} << 62, DType::i64), "size overflows 64 bits: 4611686018427387904 * 8");
+  CHECK_THROWS_AS(Tensor::arange(std::int64_t{1} << 61, DType::f32), ShapeError);
+  CHECK_THROWS_AS(Tensor::arange(std::int64_t{1} << 50, DType::f32), AllocationError);
+}
+
 TEST_CASE("randn is reproducible by seed, independent of threads, and standard normal", "[tensor][factories]") {
   const Tensor a = Tensor::randn({100000}, DType::f64, 7);
   const Tensor b = Tensor::randn({100000}, DType::f64, 7);

@@ -13,6 +13,7 @@
 
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/npy.hpp"
+#include "einexpr/runtime/threads.hpp"
 #include "npy_support.hpp"
 
 using namespace einexpr;
@@ -170,6 +171,10 @@ TEST_CASE("a failed write_npy leaves no file and no temporary behind", "[npy][er
 
 TEST_CASE("a write that fails part way (file size limit) removes its temporary", "[npy][errors]") {
   const tn::ScratchDir dir;
+  // Start OpenMP before the limit: LLVM's libomp (clang builds) writes a registration file
+  // in /dev/shm at start-up, which a 512-byte limit makes fail (SIGBUS).
+  (void)num_threads();
+  const Tensor ones = Tensor::ones({1000}, DType::f32);
   rlimit old{};
   REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
   void (*old_handler)(int) = ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG
@@ -178,7 +183,7 @@ TEST_CASE("a write that fails part way (file size limit) removes its temporary",
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &limited) == 0);
   std::string message;
   try {
-    write_npy(dir / "big.npy", Tensor::ones({1000}, DType::f32));
+    write_npy(dir / "big.npy", ones);
   } catch (const Error& e) {
     message = e.what();
   }

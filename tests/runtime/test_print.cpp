@@ -85,3 +85,19 @@ TEST_CASE("str() of more than 1000 elements shows three at each edge", "[tensor]
         "        [1078, 1079, 1080,  ..., 1086, 1087, 1088],\n"
         "        [1089, 1090, 1091,  ..., 1097, 1098, 1099]], shape=[100, 11], dtype=i64)");
 }
+
+TEST_CASE("str() of enormous broadcast views is summarized without visiting every index", "[tensor][print][limits]") {
+  // Found probing for hangs: shown_indices looped over every index of each dim, so printing
+  // a 2^40-element broadcast view (one element of memory) never ended, and numel() of
+  // [2^62, 4] overflowed (ShapeError from str()).
+  const Tensor one = Tensor::ones({1}, DType::i32);
+  CHECK(one.as_strided({std::int64_t{1} << 40}, {0}, 0).str() ==
+        "tensor([1, 1, 1,  ..., 1, 1, 1], shape=[1099511627776], dtype=i32)");
+  CHECK(one.as_strided({std::int64_t{1} << 62, 4}, {0, 0}, 0).str() ==
+        "tensor([[1, 1, 1, 1],\n        [1, 1, 1, 1],\n        [1, 1, 1, 1],\n        ...,\n"
+        "        [1, 1, 1, 1],\n        [1, 1, 1, 1],\n        [1, 1, 1, 1]], shape=[4611686018427387904, 4], dtype=i32)");
+  // 64 dims of 2 would show all 2^64 elements, as torch would try to: only the summary line.
+  const std::string deep = one.as_strided(Shape(64, 2), Strides(64, 0), 0).str();
+  CHECK(deep.rfind("tensor(..., shape=[2, 2, 2, ", 0) == 0);
+  CHECK(Tensor::zeros({0, std::int64_t{1} << 62}).str() == "tensor([], shape=[0, 4611686018427387904], dtype=f32)");
+}

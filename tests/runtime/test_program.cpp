@@ -138,3 +138,23 @@ TEST_CASE("check_inputs and run_into name what is wrong", "[program][errors]") {
   CHECK_THROWS_AS(p.run_into(std::vector<Tensor>{x}, wrong_dtype), DTypeError);
   CHECK(out.to_vector<float>() == std::vector<float>(6, 0.0f));  // nothing written by a refused run
 }
+
+TEST_CASE("run_into refuses an out whose elements overlap, and takes any that do not", "[program][errors]") {
+  const Program p = doubling_program();
+  const Tensor x = Tensor::randn({2, 3}, DType::f32, 4);
+  const std::vector<double> want = p.run(std::vector<Tensor>{x}).to_vector<double>();
+  const Tensor store = Tensor::zeros({12});
+  // Once, a broadcast out took every result element in turn and kept the last one.
+  for (const Strides& strides : {Strides{0, 1}, Strides{1, 0}, Strides{1, 1}, Strides{2, 1}}) {
+    CAPTURE(strides);
+    Tensor o = store.as_strided({2, 3}, strides, 0);
+    CHECK_THROWS_WITH(p.run_into(std::vector<Tensor>{x}, o), Catch::Contains("the output tensor has overlapping elements"));
+  }
+  CHECK(store.to_vector<float>() == std::vector<float>(12, 0.0f));
+  for (const Strides& strides : {Strides{3, 1}, Strides{1, 2}, Strides{6, 2}, Strides{1, 4}}) {
+    CAPTURE(strides);
+    Tensor o = store.as_strided({2, 3}, strides, 0);
+    p.run_into(std::vector<Tensor>{x}, o);
+    CHECK(o.to_vector<double>() == want);
+  }
+}

@@ -236,3 +236,19 @@ TEST_CASE("contiguous copies only a non-contiguous tensor", "[tensor][views]") {
     CHECK(c.to_vector<float>() == r.t.to_vector<float>());
   }
 }
+
+TEST_CASE("views and copies of an undefined tensor say it is undefined", "[views][errors]") {
+  // Once: "transpose: dim 0 is out of range for a tensor of 0 dims", "Tensor: null storage".
+  const Tensor u;
+  CHECK_THROWS_WITH(u.view({1}), "view: the tensor is undefined");
+  CHECK_THROWS_WITH(u.reshape({1}), "reshape: the tensor is undefined");
+  CHECK_THROWS_WITH(u.transpose(0, 1), "transpose: the tensor is undefined");
+  CHECK_THROWS_WITH(u.permute({}), "permute: the tensor is undefined");
+  CHECK_THROWS_WITH(u.select(0, 0), "select: the tensor is undefined");
+  CHECK_THROWS_WITH(u.slice(0, 0, 1), "slice: the tensor is undefined");
+  CHECK_THROWS_WITH(u.as_strided({1}, {1}, 0), "as_strided: the tensor is undefined");
+  CHECK_THROWS_WITH(u.clone(), "clone: the tensor is undefined");
+  CHECK_THROWS_WITH(u.to(DType::f64), "to: the tensor is undefined");
+  CHECK_THROWS_WITH(u.to(Device::cpu()), "to: the tensor is undefined");
+  CHECK_FALSE(u.contiguous().defined());
+}

@@ -1,7 +1,8 @@
 #pragma once
 // The semantic checks shared by every op, in one place. Each violation throws
 // PatternError with the caret under the offending term:
-//   - rearrange / reduce / repeat take exactly one operand; einsum one or more
+//   - rearrange / reduce / repeat take exactly one operand; einsum one to
+//     max_einsum_operands (planning a contraction order grows as the cube of the count)
 //   - at most one ellipsis per operand; an ellipsis on the right must be on the left
 //   - a name twice on one side (except einsum inputs, where it takes the diagonal)
 //   - names einops rejects: starting or ending with '_'
@@ -16,6 +17,11 @@
 #include "einexpr/parser/ast.hpp"
 
 namespace einexpr {
+
+/// The most operands an einsum takes (numpy's limit too). Choosing the contraction order of
+/// n operands costs about n^3 steps and its gradients n^4, so a 4 KB pattern of ~2000
+/// operands would plan for minutes: it is refused instead.
+inline constexpr std::size_t max_einsum_operands = 64;
 
 void check(const ast::Pattern& pattern, Op op);
 

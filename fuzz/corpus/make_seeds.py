@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (fuzz/README.md): patterns for fuzz_parse,
+hand-made .npy files for fuzz_npy, encoded cases for fuzz_plan (format in plan_case.hpp).
+Run from anywhere; it rewrites the seed_* files beside it and leaves other files (crashes
+found by fuzzing, kept as regression inputs) alone. Needs only the standard library."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    os.makedirs(os.path.join(HERE, target), exist_ok=True)
+    with open(os.path.join(HERE, target, "seed_" + name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+# ---- fuzz_parse: pattern text --------------------------------------------------------------
+PATTERNS = [
+    "b h w c -> b (h w) c", "b (h d) -> b h d", "b s h -> b h", "h w -> h w c", "i j, j k -> i k",
+    "b i j, b j k -> b i k", "i i -> i", "... i, ... i -> ...", "a b c d e -> (a b) c d e",
+    "b () h 1 -> b h", "(b1 b2) h w c -> (b1 h) (b2 w) c", "... -> (...)", "  a  ->  ", " -> ",
+    "b ... c -> c ... b", "i j * k", "* a b", "a, b, c, d -> a b c d",
+    # malformed
+    "b (h d -> b h d", "a b) -> a b", "(a (b c)) -> a b c", "a .. -> a", "2b -> b", "a -> b -> c",
+    "a, , b -> a", "a -> b c, d", "a\x00b -> a", "caf\u00e9 -> caf\u00e9", "a \u2192 b", "a -\u00e9> b",
+    "99999999999999999999 -> a", "9223372036854775807 -> a", "0 -> a", "a_ -> a", "(a, b) -> a b",
+    "\xff\xfe -> a",
+]
+
+
+def parse_seeds():
+    for i, p in enumerate(PATTERNS):
+        write("parse", "%02d" % i, p.encode("latin-1") if "\xff" in p else p.encode("utf-8"))
+    write("parse", "long", "a " * 2050 + "-> a")  # over the 4096-byte limit
+
+
+# ---- fuzz_npy: .npy files ------------------------------------------------------------------
+def npy(descr, shape, data, fortran=False, version=1, pad=True):
+    shape_text = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape_text)
+    field = 2 if version == 1 else 4
+    if pad:
+        total = 10 + (field - 2) + len(d) + 1
+        d += " " * ((64 - total % 64) % 64)
+    d += "\n"
+    head = b"\x93NUMPY" + bytes([version, 0]) + len(d).to_bytes(field, "little")
+    return head + d.encode("latin-1") + data
+
+
+def npy_seeds():
+    f4 = b"".join(struct.pack("<f", v) for v in range(6))
+    write("npy", "f4_2x3.npy", npy("<f4", (2, 3), f4))
+    write("npy", "f4_fortran.npy", npy("<f4", (2, 3), f4, fortran=True))
+    write("npy", "f8_big.npy", npy(">f8", (3,), b"".join(struct.pack(">d", v) for v in (1.5, -2, 3))))
+    write("npy", "f2.npy", npy("<f2", (2,), b"\x00\x3c\x00\xc0"))
+    write("npy", "i8.npy", npy("<i8", (2, 1), struct.pack("<qq", -1, 2**62)))
+    write("npy", "i4_big.npy", npy(">i4", (2,), struct.pack(">ii", 7, -7)))
+    write("npy", "bool.npy", npy("|b1", (4,), b"\x00\x01\x02\x00"))
+    write("npy", "bool_q.npy", npy("?", (1,), b"\x01"))
+    write("npy", "bf16.npy", npy("<V2", (2,), b"\x80\x3f\x00\x40"))
+    write("npy", "bfloat16.npy", npy("bfloat16", (1,), b"\x80\x3f"))
+    write("npy", "e4m3.npy", npy("float8_e4m3fn", (3,), b"\x38\x40\xc0"))
+    write("npy", "e5m2.npy", npy("float8_e5m2", (2,), b"\x3c\xbc"))
+    write("npy", "u2.npy", npy("<u2", (2,), b"\x80\x3f\x00\x40"))
+    write("npy", "scalar.npy", npy("<f8", (), struct.pack("<d", 3.25)))
+    write("npy", "empty.npy", npy("<f4", (0, 5), b""))
+    write("npy", "v2.npy", npy("<i4", (2,), struct.pack("<ii", 1, 2), version=2))
+    write("npy", "v3.npy", npy("<f4", (1,), struct.pack("<f", 1), version=3))
+    write("npy", "unpadded.npy", npy("<f4", (1,), struct.pack("<f", 2), pad=False))
+    write("npy", "rank4.npy", npy("<i4", (1, 2, 1, 2), struct.pack("<iiii", 1, 2, 3, 4), fortran=True))
+    write("npy", "lying_shape.npy", npy("<f8", (1000000000000,), b"\x00" * 8))
+    write("npy", "overflow.npy", npy("<f4", (4294967296, 4294967296), b""))
+    write("npy", "truncated.npy", npy("<f4", (2, 3), f4)[:-5])
+
+
+# ---- fuzz_plan: encoded cases (plan_case.hpp) ----------------------------------------------
+KINDS = {"rearrange": 0, "reduce": 1, "repeat": 2, "einsum": 3, "binary": 4, "unary": 5}
+DTYPES = {"f64": 0, "f32": 1, "f16": 2, "bf16": 3, "e4m3": 4, "e5m2": 5, "i64": 6, "i32": 7, "bool": 8}
+SMALL = {1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 0: 5}  # length -> the byte draw_length reads as it
+
+
+def plan_case(kind, dtype, pattern, sizes, layouts=None, flags=0, choice=0, choice2=0, ellipsis=(), extra=b""):
+    """sizes: one length per name in order of first appearance; layouts: per operand, the
+    layout kind byte followed by its parameter bytes; ellipsis: what '...' stands for."""
+    head = bytes([KINDS[kind], DTYPES[dtype], flags, choice, choice2])
+    params = bytes(SMALL.get(s, 0) for s in sizes)
+    params += bytes([len(ellipsis)]) + bytes(SMALL[s] for s in ellipsis)
+    for layout in layouts or []:
+        params += bytes(layout) + b"\x01"  # the layout, then an offset of 1 for running
+    return head + pattern.encode() + b"\x00" + params + extra
+
+
+ALL = 2  # flag: every length given
+
+
+def plan_seeds():
+    seeds = [
+        ("rearrange", "f32", "b h w c -> b (h w) c", [2, 3, 4, 5], [[0]]),
+        ("rearrange", "f32", "b h w c -> (b c) h w", [2, 3, 4, 5], [[1]]),
+        ("rearrange", "f64", "b (h d) -> b h d", [2, 3, 2], [[3, 1, 2]], ALL),
+        ("rearrange", "i32", "(b1 b2) h -> (b1 h) b2", [2, 2, 3], [[2, 1]], ALL),
+        ("rearrange", "bf16", "b ... c -> c ... b", [2, 3], [[0]], 0, 0, 0, (2, 2)),
+        ("rearrange", "e4m3", "a b -> b a", [3, 4], [[4, 1, 0]]),
+        ("rearrange", "f32", "a 1 b -> a b", [3, 4], [[5, 1, 2, 3]]),
+        ("reduce", "f32", "b s h -> b h", [2, 3, 4], [[0]], 0, 0),
+        ("reduce", "f64", "b (s 2) h -> h b", [2, 3, 4], [[1]], ALL, 1),
+        ("reduce", "i64", "a b c -> c", [2, 3, 2], [[2, 2, 1]], 0, 2),
+        ("reduce", "f32", "a b -> a", [3, 0], [[0]], 0, 3),
+        ("reduce", "bool", "a b -> b", [3, 2], [[0]], 0, 5),
+        ("reduce", "i32", "... h -> h", [3], [[3, 2, 2]], 0, 4, 0, (2,)),
+        ("repeat", "f32", "h w -> h w c", [2, 3, 4], [[0]], ALL),
+        ("repeat", "f16", "h -> (h 2) r", [3, 2], [[0]], ALL),
+        ("repeat", "i64", "a b -> b a 3", [2, 2], [[4, 1, 1]], ALL, 0, 2),
+        ("einsum", "f32", "i j, j k -> i k", [2, 3, 4], [[0], [1]]),
+        ("einsum", "f64", "b i j, b j k -> b i k", [2, 3, 4, 5], [[0], [2, 1, 0]]),
+        ("einsum", "f32", "i i -> i", [3], [[0]]),
+        ("einsum", "i64", "... i, ... i -> ...", [3], [[0], [0]], 0, 0, 0, (2, 3)),
+        ("einsum", "f32", "a b, b c, c d -> a d", [2, 3, 4, 5], [[0], [1], [3, 2, 2]]),
+        ("einsum", "i32", "a b, c d -> a b c d", [2, 2, 3, 1], [[0], [5, 0, 1]]),
+        ("einsum", "f32", "a b c -> ", [2, 3, 4], [[0]]),
+        ("einsum", "f64", "(a b) c, c -> a b", [2, 3, 4], [[0], [0]], 0, 0, 3),
+        ("einsum", "f32", "a b, a b, a b, a b -> a", [3, 2], [[0], [1], [0], [4, 1, 0]], 0, 0, 6),
+        ("binary", "f32", "b s h, h -> b s h", [2, 3, 4], [[0], [0]], 0, 0),
+        ("binary", "i32", "a b, b a -> a b", [2, 3], [[0], [1]], 0, 3),
+        ("binary", "f64", "a, b -> a b", [3, 4], [[3, 2], [4, 1]], 0, 5),
+        ("unary", "f32", "", [2, 3], [[0]], 0, 1),
+        ("unary", "f64", "", [4], [[1]], 0, 10),
+    ]
+    for i, s in enumerate(seeds):
+        kind, dtype, pattern, sizes, layouts = s[:5]
+        flags = s[5] if len(s) > 5 else 0
+        choice = s[6] if len(s) > 6 else 0
+        choice2 = s[7] if len(s) > 7 else 0
+        ellipsis = s[8] if len(s) > 8 else ()
+        if kind == "unary":  # the rank comes first, then the sizes
+            data = bytes([KINDS[kind], DTYPES[dtype], flags, choice, choice2]) + b"\x00" + bytes([len(sizes)])
+            data += bytes(SMALL[x] for x in sizes) + b"\x00" + bytes(layouts[0]) + b"\x01"
+        else:
+            data = plan_case(kind, dtype, pattern, sizes, layouts, flags, choice, choice2, ellipsis)
+        write("plan", "%02d_%s" % (i, kind), data)
+    # enormous lengths: planned and costed, never run
+    write("plan", "huge_einsum", bytes([3, 1, 4, 0, 0]) + b"i j, j k -> i k\x00" + bytes([0x86, 0x87, 0x85, 0]))
+    write("plan", "huge_repeat", bytes([2, 0, 6, 0, 1]) + b"a -> a b c\x00" + bytes([0x84, 0x86, 0x87, 0]))
+    write("plan", "huge_anon", bytes([2, 1, 2, 0, 0]) + b"a -> a 4611686018427387904 2\x00" + bytes([2, 0]))
+
+
+if __name__ == "__main__":
+    parse_seeds()
+    npy_seeds()
+    plan_seeds()

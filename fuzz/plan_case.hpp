@@ -1,0 +1,67 @@
+#pragma once
+// fuzz_plan's input, decoded. The bytes are
+//
+//   kind dtype flags choice choice2 | pattern text | '\0' | parameter bytes...
+//
+// kind: rearrange / reduce / repeat / einsum / binary map / unary map; flags: consistent
+// shapes, every length given, enormous sizes allowed, run it; choice: the reduction or
+// function; choice2: the copy policy and contraction order. The parameter bytes give every
+// axis name's length (in order of first appearance), what "..." stands for in each operand,
+// the perturbation of inconsistent shapes, each input's layout (contiguous, transposed,
+// permuted, sliced, broadcast with stride 0, arbitrary strides) and which lengths are given.
+// Past the end of the input every byte reads as 0, so any input decodes to some case.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "einexpr/codegen/planner.hpp"
+#include "einexpr/parser/ast.hpp"
+
+namespace fuzz {
+
+enum class Kind : unsigned char { rearrange, reduce, repeat, einsum, binary, unary };
+const char* name(Kind kind);
+
+struct Case {
+  Kind kind = Kind::rearrange;
+  einexpr::DType dtype = einexpr::DType::f32;
+  bool consistent = true;   // the input shapes follow `sizes`; otherwise one is perturbed
+  bool all_lengths = false; // every name's length is given (ops that take lengths)
+  bool huge = false;        // sizes may be enormous (2^31, 2^62, INT64_MAX...): plan and cost only
+  bool run = false;         // execute it when small enough
+  einexpr::Reduction reduction = einexpr::Reduction::sum;
+  einexpr::UnaryOp unary = einexpr::UnaryOp::relu;
+  einexpr::BinaryOp binary = einexpr::BinaryOp::add;
+  einexpr::Copy copy = einexpr::Copy::if_needed;
+  einexpr::ContractionOrder order = einexpr::ContractionOrder::optimal;
+
+  std::string text;                            // the pattern (empty for unary maps)
+  einexpr::ast::Pattern pattern;               // parsed and checked
+  std::map<std::string, std::int64_t> sizes;   // every name's length
+  std::vector<std::string> names;              // in order of first appearance
+  std::vector<einexpr::Shape> ellipsis;        // per operand: what its "..." stands for
+  einexpr::Shape out_ellipsis;                 // their broadcast: what the output's "..." is
+  std::vector<einexpr::Layout> inputs;         // offset 0, as the engine plans them
+  std::vector<std::int64_t> offsets;           // element offsets for running
+  einexpr::AxisLengths lengths;                // given to the planner
+  std::uint8_t seed = 0;                       // for random input values
+  std::uint8_t fail_at = 0;                    // allocation to fail in the injected run
+};
+
+/// Decodes the bytes. nullopt when the pattern does not parse or check (the parser has
+/// its own target), or when the shapes drawn overflow before planning.
+std::optional<Case> decode(const std::uint8_t* data, std::size_t size);
+
+/// The output shape the pattern implies for a consistent case.
+einexpr::Shape expected_output_shape(const Case& c);
+
+/// Plans the case (may throw einexpr::Error).
+einexpr::Plan plan_case(const Case& c);
+
+/// Executes a small planned case: lower_cpu + run on random data, checked against the naive
+/// reference, the public op, run_into and an injected allocation failure (plan_run.cpp).
+void run_case(const Case& c, const einexpr::Plan& plan);
+
+}  // namespace fuzz

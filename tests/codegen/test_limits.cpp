@@ -1,0 +1,86 @@
+// Sizes at the 64-bit limits: a plan refuses a temporary whose element count or byte count
+// overflows (ShapeError, before anything is allocated), the CPU lowering never wraps
+// elements x element size, and validate() keeps every view inside its buffer.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+
+#include "einexpr/codegen/cost.hpp"
+#include "einexpr/codegen/lower.hpp"
+#include "einexpr/codegen/planner.hpp"
+#include "einexpr/parser/check.hpp"
+#include "einexpr/parser/parse.hpp"
+#include "einexpr/runtime/error.hpp"
+#include "matchers.hpp"
+
+using namespace einexpr;
+using testing_support::MessageHas;
+
+namespace {
+
+ast::Pattern checked(const char* text, Op op) {
+  ast::Pattern p = parse(text);
+  check(p, op);
+  return p;
+}
+
+constexpr std::int64_t p60 = std::int64_t{1} << 60;
+
+}  // namespace
+
+TEST_CASE("a temporary whose bytes overflow 64 bits is refused by the planner", "[limits]") {
+  // 6 * 2^60 elements fit in int64; times 4 bytes they do not (once: wrapped to 2^63 bytes).
+  const ast::Pattern p = checked("a b -> a b c", Op::repeat);
+  CHECK_THROWS_MATCHES(plan_repeat(p, Layout::contiguous({2, 3}), DType::f32, {{"c", p60}}, Copy::always),
+                       ShapeError, MessageHas({"a buffer of 6917529027641081856 elements of f32 (4 bytes each): "
+                                               "its bytes overflow 64 bits"}));
+  // As a stride-0 view it needs no buffer: planned, and costed exactly.
+  const Plan view = plan_repeat(p, Layout::contiguous({2, 3}), DType::f32, {{"c", p60}});
+  CHECK(view.output_is_view());
+  CHECK(cost(view).bytes_planned == Count(0));
+  // bool is one byte: the same elements fit.
+  const Plan b = plan_repeat(p, Layout::contiguous({2, 3}), DType::boolean, {{"c", p60}}, Copy::always);
+  CHECK(lower_cpu(b).temp_bytes.back() == std::size_t{6} * static_cast<std::size_t>(p60));
+}
+
+TEST_CASE("element counts that overflow are refused while planning", "[limits]") {
+  const ast::Pattern merge = checked("a b -> (a b)", Op::rearrange);
+  const Layout broadcast{{std::int64_t{1} << 62, 4}, {0, 0}, 0};
+  CHECK_THROWS_MATCHES(plan_rearrange(merge, broadcast, DType::f32), ShapeError, MessageHas({"overflows 64 bits"}));
+  const ast::Pattern outer = checked("i, j -> i j", Op::einsum);
+  const Layout big{{std::int64_t{1} << 40}, {0}, 0};
+  const Layout inputs[] = {big, big};
+  CHECK_THROWS_MATCHES(plan_einsum(outer, inputs, DType::f32), ShapeError, MessageHas({"overflows 64 bits"}));
+}
+
+TEST_CASE("lower_cpu refuses a hand-made plan whose temporary bytes overflow", "[limits]") {
+  const ast::Pattern p = checked("a b -> a b c", Op::repeat);
+  Plan plan = plan_repeat(p, Layout::contiguous({2, 3}), DType::boolean, {{"c", p60}}, Copy::always);
+  plan.dtype = DType::f64;  // the same elements, now 8 bytes each
+  CHECK_THROWS_MATCHES(lower_cpu(plan), ShapeError, MessageHas({"size overflows 64 bits: 6917529027641081856 * 8"}));
+}
+
+TEST_CASE("validate() keeps views of an input inside the input", "[limits]") {
+  const ast::Pattern p = checked("a b -> b a", Op::rearrange);
+  Plan plan = plan_rearrange(p, Layout::contiguous({2, 3}), DType::f32);
+  REQUIRE(plan.output_is_view());
+  validate(plan);
+  plan.values.back().layout.offset = 5;  // its extent is now 5 + 2 + 3 + 1 = 11 elements of 6
+  CHECK_THROWS_MATCHES(validate(plan), InternalError, MessageHas({"a view reaches past its input"}));
+}
+
+TEST_CASE("an input whose element count overflows is refused, however little memory it views", "[limits]") {
+  // Found by fuzz_plan (UBSan in reduce_cpu's make_geometry: 2^62 * 2^31): a broadcast view
+  // (strides 0) of 2^93 elements is a valid Tensor over one element; its pre-reduction in
+  // an einsum overflowed counting the reduced elements. Planners now refuse such inputs.
+  const Layout huge{{std::int64_t{1} << 62, std::int64_t{1} << 31}, {0, 0}, 0};
+  const ast::Pattern r = checked("a b -> ", Op::reduce);
+  CHECK_THROWS_MATCHES(plan_reduce(r, huge, DType::f32, Reduction::sum), ShapeError,
+                       MessageHas({"the number of elements of shape [4611686018427387904, 2147483648] overflows 64 bits"}));
+  const ast::Pattern e = checked("i, a b -> i", Op::einsum);
+  const Layout inputs[] = {Layout::contiguous({2}), huge};
+  CHECK_THROWS_MATCHES(plan_einsum(e, inputs, DType::f32), ShapeError, MessageHas({"overflows 64 bits"}));
+  const ast::Pattern t = checked("a b -> b a", Op::rearrange);
+  CHECK_THROWS_AS(plan_rearrange(t, huge, DType::f32), ShapeError);
+}
