@@ -99,6 +99,7 @@ std::vector<Row> overflow_rows() {
 }
 
 std::vector<Row> dtype_device_rows() {
+  const char* no_such_gpu = einexpr::has_cuda ? "cuda:99 does not exist" : "without CUDA";
   return {
       {"einsum: dtypes differ", [] { einsum(x, yi, "a b, b c -> a c"); }, Kind::dtype, "einsum operands have different dtypes: f32 (operand 1) and i64 (operand 2)"},
       {"einsum: bool", [] { einsum(b, b, "a b, a b -> a"); }, Kind::dtype, "bool"},
@@ -109,8 +110,10 @@ std::vector<Row> dtype_device_rows() {
       {"reduce: any of floats", [] { reduce(x, "a b -> a", "any"); }, Kind::dtype, "any"},
       {"reduce: an unknown reduction", [] { reduce(x, "a b -> a", "median"); }, Kind::error, "median"},
       {"pack: dtypes differ", [] { pack(std::vector<Tensor>{x, yi}, "a *"); }, Kind::dtype, "different dtypes"},
-      {"a CUDA tensor without CUDA", [] { Tensor::zeros({2}, DType::f32, Device::cuda(0)); }, Kind::device, "without CUDA"},
-      {"to(cuda) without CUDA", [] { x.to(Device::cuda(0)); }, Kind::device, "without CUDA"},
+      // cuda:99 exists nowhere: a build without CUDA refuses every CUDA device, one with
+      // CUDA refuses the ordinals it cannot see.
+      {"a CUDA tensor on a device that is not there", [] { Tensor::zeros({2}, DType::f32, Device::cuda(99)); }, Kind::device, no_such_gpu},
+      {"to(cuda) on a device that is not there", [] { x.to(Device::cuda(99)); }, Kind::device, no_such_gpu},
   };
 }
 
