@@ -4,7 +4,7 @@
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 using namespace einexpr;
 
@@ -61,7 +61,7 @@ TEST_CASE("codegen/devices.json is the built-in table as a file", "[devices]") {
 }
 
 TEST_CASE("device files add devices, and $EINEXPR_DEVICES is read on use", "[devices]") {
-  const cost_test::TempDir dir;
+  const testing_support::ScratchDir dir;
   const std::string path = dir.write("lab.json", R"([
     {"name": "Lab-GPU", "description": "a test device", "peak_flops": {"bf16": 100e12, "f32": 20e12},
      "bandwidth": 1e12, "source": "made up for a test"},
@@ -113,7 +113,7 @@ TEST_CASE("bad device files are errors naming the file and the problem", "[devic
       {"the second entry", R"([{"name": "a", "peak_flops": {"f32": 1}, "bandwidth": 1}, {"name": "b"}])",
        "entry 1 ('b')"},
   };
-  const cost_test::TempDir dir;
+  const testing_support::ScratchDir dir;
   for (const Row& r : rows) {
     CAPTURE(r.what);
     const std::string path = dir.write("bad.json", r.text);

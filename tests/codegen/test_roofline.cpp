@@ -7,7 +7,7 @@
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "named_plan_builder.hpp"
-#include "temp_dir.hpp"
+#include "scratch_dir.hpp"
 
 using namespace einexpr;
 using cost_test::PlanBuilder;
@@ -108,7 +108,7 @@ TEST_CASE("the roofline SVG: well-formed, with axes, roofs, ridge and labelled p
 }
 
 TEST_CASE("write_roofline_svg writes through a temporary file and a rename", "[roofline]") {
-  const cost_test::TempDir dir;
+  const testing_support::ScratchDir dir;
   const std::string path = (dir.path() / "roofline.svg").string();
   const DeviceSpec& cpu = find_device("cpu");
   const std::vector<RooflinePoint> points = {{"gemm", 50.0, 1e11, true}};

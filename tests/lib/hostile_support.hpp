@@ -1,14 +1,14 @@
 #pragma once
 // Helpers for the hostile-input tables: where a caret should stand, bytes made printable
 // for CAPTURE, and a scratch directory whose listing shows what a failed write left behind.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
 #include <string>
+
+#include "scratch_dir.hpp"
 
 namespace hostile {
 
@@ -37,31 +37,7 @@ inline std::string printable(const std::string& s) {
   return s.size() > 120 ? out + "... (" + std::to_string(s.size()) + " bytes)" : out;
 }
 
-/// A fresh directory, removed with its contents at the end of the scope.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "einexpr-hostile-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-  /// The names of the entries in the directory now.
-  std::set<std::string> listing() const {
-    std::set<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) names.insert(e.path().filename().string());
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+/// A scratch directory whose entries() show what a failed write left behind.
+using testing_support::ScratchDir;
 
 }  // namespace hostile

@@ -61,7 +61,7 @@ TEST_CASE("a refused write leaves no file, no temporary, and an existing file un
     CAPTURE(r.what);
     const std::string fresh = dir / "fresh.npy", existing = dir / "existing.npy";
     write_text(existing, "the old contents");
-    const auto before = dir.listing();
+    const auto before = dir.entries();
     try {
       r.write(fresh);
       FAIL("written");
@@ -74,7 +74,7 @@ TEST_CASE("a refused write leaves no file, no temporary, and an existing file un
     } catch (const Error& e) {
       CHECK_THAT(std::string(e.what()), Contains(r.message));
     }
-    CHECK(dir.listing() == before);
+    CHECK(dir.entries() == before);
     CHECK(read_text(existing) == "the old contents");
   }
 }
@@ -85,7 +85,7 @@ TEST_CASE("writes to impossible places are refused, leaving nothing", "[hostile]
   CHECK_THROWS_WITH(write_npy(dir / "no/such/dir/x.npy", t), Contains("cannot create a temporary file beside it"));
   std::filesystem::create_directory(dir / "a_directory");
   CHECK_THROWS_WITH(write_npy(dir / "a_directory", t), Contains("cannot rename the temporary file onto it"));
-  CHECK(dir.listing() == std::set<std::string>{"a_directory"});  // the temporary is gone too
+  CHECK(dir.entries() == std::set<std::string>{"a_directory"});  // the temporary is gone too
   CHECK(std::filesystem::is_empty(dir.path() / "a_directory"));
 }
 

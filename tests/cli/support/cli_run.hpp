@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "einexpr/einexpr.hpp"
+#include "scratch_dir.hpp"
 
 namespace test {
 
@@ -102,25 +102,15 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::filesy
 /// A fresh directory, removed with everything in it at scope exit; commands run in it.
 class Sandbox {
  public:
-  Sandbox() {
-    static std::atomic<int> counter{0};
-    dir_ = std::filesystem::temp_directory_path() /
-           ("einexpr_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~Sandbox() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  Sandbox() = default;
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
 
-  const std::filesystem::path& dir() const { return dir_; }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  const std::filesystem::path& dir() const { return scratch_.path(); }
+  std::string path(const std::string& name) const { return scratch_ / name; }
 
   CliResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) const {
-    return run_cli(args, dir_, env);
+    return run_cli(args, dir(), env);
   }
 
   void write_npy(const std::string& name, const einexpr::Tensor& t, const einexpr::NpyWriteOptions& o = {}) const {
@@ -139,13 +129,13 @@ class Sandbox {
   /// Every entry of the directory, recursively (relative paths).
   std::set<std::string> files() const {
     std::set<std::string> names;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_))
-      names.insert(std::filesystem::relative(e.path(), dir_).string());
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir()))
+      names.insert(std::filesystem::relative(e.path(), dir()).string());
     return names;
   }
 
  private:
-  std::filesystem::path dir_;
+  testing_support::ScratchDir scratch_;
 };
 
 /// The bytes np.save would write for `t` (what a file written by the CLI must hold).

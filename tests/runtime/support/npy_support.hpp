@@ -1,8 +1,6 @@
 #pragma once
 // Helpers for the .npy tests: hand-made files (prefix + header text + data bytes), byte
 // strings, and a scratch directory that lists what a write left behind.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +10,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "scratch_dir.hpp"
 
 namespace einexpr::testnpy {
 
@@ -66,31 +66,6 @@ inline void write_file(const std::string& path, const std::string& contents) {
   std::ofstream(path, std::ios::binary) << contents;
 }
 
-/// A fresh directory, removed with everything in it at the end of the scope.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "einexpr-npy-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  /// The names of the entries in the directory.
-  std::set<std::string> entries() const {
-    std::set<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) names.insert(e.path().filename().string());
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using testing_support::ScratchDir;
 
 }  // namespace einexpr::testnpy
