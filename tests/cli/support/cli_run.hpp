@@ -76,6 +76,11 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::filesy
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // Under AddressSanitizer an allocation larger than memory aborts unless the allocator may
+  // return null; the tool turns a failed allocation into an AllocationError (exit 1).
+  const char* asan = ::getenv("ASAN_OPTIONS");
+  const std::string asan_options =
+      std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "allocator_may_return_null=1";
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -83,6 +88,7 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::filesy
     ::dup2(err_pipe[1], 2);
     ::close(out_pipe[0]), ::close(out_pipe[1]), ::close(err_pipe[0]), ::close(err_pipe[1]);
     ::unsetenv("EINEXPR_DEVICES");
+    ::setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
     for (const auto& [k, v] : env) v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
     ::execv(argv[0], argv.data());
