@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("openblas_limit", bench::have_openblas() ? "yes" : "no");
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   benchmark::AddCustomContext("omp_wait_policy", wait ? wait : "(default)");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  benchmark::AddCustomContext("gomp_spincount", spin ? spin : "(default)");
   register_peak(peak);
   bench::register_gemm();
   bench::register_memory();

@@ -179,7 +179,8 @@ def main(paths):
     order = sorted(keys, key=lambda k: (first[k][1].get("family_index", 0), k) if k in first else (1 << 30, k))
     print(f"{len(runs)} run(s), medians; GEMM backend: {context.get('einexpr_gemm_backend', '?')}; "
           f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
-          f"OMP_WAIT_POLICY={context.get('omp_wait_policy', '?')}; load average at the start "
+          f"OMP_WAIT_POLICY={context.get('omp_wait_policy', '?')}; "
+          f"GOMP_SPINCOUNT={context.get('gomp_spincount', '?')}; load average at the start "
           f"{', '.join(f'{x:.1f}' for x in context.get('load_avg', []))}\n")
     for table in (main_table(rows, order), scaling_table(runs, rows, order), call_table(rows, order),
                   peak_table(rows, order)):
