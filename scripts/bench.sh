@@ -5,8 +5,8 @@
 #   scripts/bench.sh --quick         1 run, shorter minimum times
 #   scripts/bench.sh -- ARGS...      ARGS go to einexpr_bench (e.g. --benchmark_filter=reduce)
 # Environment: EINEXPR_BUILD_DIR (default build-rel), EINEXPR_BLAS (openblas|eigen),
-# BENCH_RUNS, BENCH_JSON_DIR (keep the runs' JSON there), GOMP_SPINCOUNT (default 10000),
-# OMP_WAIT_POLICY (default unset).
+# BENCH_RUNS, BENCH_JSON_DIR (keep the runs' JSON there), GOMP_SPINCOUNT (default 10000
+# unless OMP_WAIT_POLICY is set; GOMP_SPINCOUNT= keeps libgomp's default), OMP_WAIT_POLICY.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${BENCH_RUNS:-3}"
@@ -32,7 +32,7 @@ cmake --build "$build" -j "$(nproc)" --target einexpr_bench
 # shares the 2 cores; OMP_WAIT_POLICY=passive (no spin) pays a wake-up at every parallel
 # region (the 1024x256x64 GEMM: 214 µs passive, 167 µs with 10000 spins, measured here).
 # A short spin has neither cost (bench/RESULTS.md measures all three).
-export GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-10000}"
+if [ -z "${OMP_WAIT_POLICY:-}" ]; then export GOMP_SPINCOUNT="${GOMP_SPINCOUNT-10000}"; fi
 json="${BENCH_JSON_DIR:-$(mktemp -d)}"
 mkdir -p "$json"
 for ((i = 1; i <= runs; i++)); do
