@@ -7,6 +7,7 @@
 //   cold      as fresh, with the allocator's cache emptied each call (fresh pages)
 //   limit:X   the limit measured by method X (several methods: the table takes the fastest)
 //   call      a per-call overhead with an absolute target (no limit)
+//   fma       the measured f32 FMA peak (bench_fma.cpp), no einexpr
 // Counters: flops and bytes per iteration (bytes: what the op must read plus write), target
 // (the ratio or, for role call, the seconds the issue asks for), threads.
 #include <cstddef>
@@ -38,6 +39,7 @@ void add(const std::string& workload, const std::string& role, int threads, cons
 void register_gemm();
 void register_memory();
 void register_overhead();
+void register_fma();
 
 /// Keeps a result alive in the optimizer's eyes.
 template <class T>

@@ -58,12 +58,15 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("openblas_limit", bench::have_openblas() ? "yes" : "no");
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   benchmark::AddCustomContext("omp_wait_policy", wait ? wait : "(default)");
+  benchmark::AddCustomContext("cpu_device_peak_f32",
+                              std::to_string(einexpr::find_device("cpu").peak_flops.at("f32")));
   const char* spin = std::getenv("GOMP_SPINCOUNT");
   benchmark::AddCustomContext("gomp_spincount", spin ? spin : "(default)");
   register_peak(peak);
   bench::register_gemm();
   bench::register_memory();
   bench::register_overhead();
+  bench::register_fma();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

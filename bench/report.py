@@ -105,7 +105,7 @@ def main_table(rows, order):
         w, role, th = key
         r = rows[key]
         b = r["bench"]
-        if role in ("call", "peak"):
+        if role in ("call", "peak", "fma"):
             continue
         t = median(r["t"])
         method = max(set(r["method"]), key=r["method"].count) if r["method"] else "—"
@@ -171,6 +171,26 @@ def peak_table(rows, order):
     return out
 
 
+def fma_table(rows, order, context):
+    """The measured FMA peak beside the 'cpu' device's computed one, and the fastest GEMM
+    (einexpr, 2 threads) as a fraction of the measured peak."""
+    out = ["| measured f32 FMA peak | threads | GFLOP/s | 'cpu' device's computed peak | "
+           "fastest einexpr GEMM at 2 threads | its share of the measured peak |",
+           "|---|---|---|---|---|---|"]
+    gemm = [(r["bench"]["flops"] / median(r["t"]), w) for (w, role, th), r in rows.items()
+            if th == 2 and role in ("out", "fresh") and r["bench"].get("flops")]
+    best = max(gemm) if gemm else None
+    for key in order:
+        if key[1] != "fma":
+            continue
+        r = rows[key]
+        rate = r["bench"]["flops"] / median(r["t"])
+        tail = f"{best[0] / 1e9:.1f} GFLOP/s ({best[1]}) | {best[0] / rate:.2f} |" if best and key[2] == 2 else "— | — |"
+        computed = float(context.get("cpu_device_peak_f32", "nan")) / 2 * key[2]  # the spec is for 2 cores
+        out.append(f"| {key[0]} | {key[2]} | {rate / 1e9:.1f} | {computed / 1e9:.1f} GFLOP/s | {tail}")
+    return out
+
+
 def main(paths):
     runs, context = load(paths)
     rows = pair_rows(runs)
@@ -183,7 +203,7 @@ def main(paths):
           f"GOMP_SPINCOUNT={context.get('gomp_spincount', '?')}; load average at the start "
           f"{', '.join(f'{x:.1f}' for x in context.get('load_avg', []))}\n")
     for table in (main_table(rows, order), scaling_table(runs, rows, order), call_table(rows, order),
-                  peak_table(rows, order)):
+                  peak_table(rows, order), fma_table(rows, order, context)):
         print("\n".join(table))
         print()
 
