@@ -19,7 +19,7 @@ TEST_CASE("the device table: promised dense peaks per dtype and bandwidths", "[d
       {"h100", DType::f8_e4m3, 1979e12}, {"h100", DType::f8_e5m2, 1979e12}, {"h100", DType::f64, 67e12},
       {"h200", DType::bf16, 989.5e12},   {"a100", DType::bf16, 312e12},  {"a100", DType::f32, 19.5e12},
       {"t4", DType::f32, 8.1e12},        {"t4", DType::f16, 65e12},      {"b200", DType::bf16, 2.25e15},
-      {"b200", DType::f8_e4m3, 4.5e15},  {"cpu", DType::f32, 2 * 2.596e9 * 32}, {"cpu", DType::f64, 2 * 2.596e9 * 16},
+      {"b200", DType::f8_e4m3, 4.5e15},  {"cpu", DType::f32, 2 * 3.61e9 * 32}, {"cpu", DType::f64, 2 * 3.61e9 * 16},
   };
   for (const Row& r : rows) {
     CAPTURE(r.device, name(r.dtype));
