@@ -174,7 +174,7 @@ def peak_table(rows, order):
 def fma_table(rows, order, context):
     """The measured FMA peak beside the 'cpu' device's computed one, and the fastest GEMM
     (einexpr, 2 threads) as a fraction of the measured peak."""
-    out = ["| measured f32 FMA peak | threads | GFLOP/s | 'cpu' device's computed peak | "
+    out = ["| measured f32 FMA peak | threads | GFLOP/s | 'cpu' device's peak (device table) | "
            "fastest einexpr GEMM at 2 threads | its share of the measured peak |",
            "|---|---|---|---|---|---|"]
     gemm = [(r["bench"]["flops"] / median(r["t"]), w) for (w, role, th), r in rows.items()
