@@ -4,17 +4,12 @@
 // integers in int64) and the conversions between the two.
 #include <cstdint>
 #include <type_traits>
-#include <utility>
 
 #include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/dtype_visit.hpp"
 #include "einexpr/runtime/error.hpp"
 
 namespace einexpr::cpu {
-
-/// Storage of DType::boolean: one byte, anything nonzero reads as true.
-struct bool_t {
-  std::uint8_t bits;
-};
 
 /// Element<S>: `Compute`, `load(S) -> Compute` and `store(Compute) -> S`.
 template <class S>
@@ -92,28 +87,6 @@ bool is_nan([[maybe_unused]] C x) {
 inline DType compute_dtype(DType dtype) {
   if (dtype == DType::f64 || dtype == DType::boolean) return dtype;
   return is_integer(dtype) ? DType::i64 : DType::f32;
-}
-
-template <class T>
-struct Tag {
-  using type = T;
-};
-
-/// Calls f(Tag<S>{}) with S the storage type of `dtype`.
-template <class F>
-decltype(auto) visit_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::f64: return std::forward<F>(f)(Tag<double>{});
-    case DType::f32: return std::forward<F>(f)(Tag<float>{});
-    case DType::f16: return std::forward<F>(f)(Tag<half_t>{});
-    case DType::bf16: return std::forward<F>(f)(Tag<bfloat16_t>{});
-    case DType::f8_e4m3: return std::forward<F>(f)(Tag<float8_e4m3_t>{});
-    case DType::f8_e5m2: return std::forward<F>(f)(Tag<float8_e5m2_t>{});
-    case DType::i64: return std::forward<F>(f)(Tag<std::int64_t>{});
-    case DType::i32: return std::forward<F>(f)(Tag<std::int32_t>{});
-    case DType::boolean: return std::forward<F>(f)(Tag<bool_t>{});
-  }
-  throw InternalError("visit_dtype: unknown dtype", __FILE__, __LINE__);
 }
 
 }  // namespace einexpr::cpu

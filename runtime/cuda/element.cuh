@@ -10,24 +10,19 @@
 //                         (double for f64; float for f32, f16, bf16, fp8; int64 for integers;
 //                         0/1 for bool), load() from storage and store() back (round to
 //                         nearest even; i32 wraps like numpy)
-//   visit_dtype           host: calls f(Tag<S>{}) with S the storage type of a DType
+//   (visit_dtype, from a DType to its storage type, is einexpr/runtime/dtype_visit.hpp)
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 #include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/dtype_visit.hpp"
 #include "einexpr/runtime/error.hpp"
 
 #define EINEXPR_HD __host__ __device__ __forceinline__
 
 namespace einexpr::gpu {
-
-/// Storage of DType::boolean: one byte, nonzero reads as true.
-struct bool_t {
-  std::uint8_t bits;
-};
 
 // ---- bit casts (memcpy: well defined on both sides, one move after optimization) ----
 EINEXPR_HD std::uint64_t bits_of(double x) {
@@ -292,28 +287,6 @@ EINEXPR_HD void convert_element(const void* src, DType sd, void* dst, DType dd) 
     return;
   }
   store_double(load_float(src, sd), dst, dd);
-}
-
-// ---- host: dtype -> storage type ----
-template <class T>
-struct Tag {
-  using type = T;
-};
-
-template <class F>
-decltype(auto) visit_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::f64: return std::forward<F>(f)(Tag<double>{});
-    case DType::f32: return std::forward<F>(f)(Tag<float>{});
-    case DType::f16: return std::forward<F>(f)(Tag<half_t>{});
-    case DType::bf16: return std::forward<F>(f)(Tag<bfloat16_t>{});
-    case DType::f8_e4m3: return std::forward<F>(f)(Tag<float8_e4m3_t>{});
-    case DType::f8_e5m2: return std::forward<F>(f)(Tag<float8_e5m2_t>{});
-    case DType::i64: return std::forward<F>(f)(Tag<std::int64_t>{});
-    case DType::i32: return std::forward<F>(f)(Tag<std::int32_t>{});
-    case DType::boolean: return std::forward<F>(f)(Tag<bool_t>{});
-  }
-  EINEXPR_ASSERT(false, "visit_dtype: unknown dtype");
 }
 
 }  // namespace einexpr::gpu

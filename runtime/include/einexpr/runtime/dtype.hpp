@@ -57,6 +57,9 @@ struct half_t { std::uint16_t bits; };
 struct bfloat16_t { std::uint16_t bits; };
 struct float8_e4m3_t { std::uint8_t bits; };
 struct float8_e5m2_t { std::uint8_t bits; };
+/// How the CPU and GPU kernels read DType::boolean: one byte, anything nonzero is true (a
+/// C++ bool must hold 0 or 1, which .npy files and raw views do not promise).
+struct bool_t { std::uint8_t bits; };
 
 // ---- scalar conversions, round to nearest even ----
 float f16_to_f32(std::uint16_t bits) noexcept;
