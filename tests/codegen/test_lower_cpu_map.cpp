@@ -11,30 +11,14 @@
 #include "cpu_reference.hpp"
 #include "einexpr/runtime/threads.hpp"
 #include "plan_builder.hpp"
+#include "unary_reference.hpp"
 
 using namespace einexpr;
 using namespace einexpr::test;
 
 namespace {
 
-double unary_ref(UnaryOp op, double x) {
-  switch (op) {
-    case UnaryOp::relu: return std::max(x, 0.0);
-    case UnaryOp::gelu: return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-    case UnaryOp::exp: return std::exp(x);
-    case UnaryOp::log: return std::log(x);
-    case UnaryOp::square: return x * x;
-    case UnaryOp::sqrt: return std::sqrt(x);
-    case UnaryOp::rsqrt: return 1 / std::sqrt(x);
-    case UnaryOp::neg: return -x;
-    case UnaryOp::abs: return std::abs(x);
-    case UnaryOp::sigmoid: return 1 / (1 + std::exp(-x));
-    case UnaryOp::tanh: return std::tanh(x);
-    case UnaryOp::silu: return x / (1 + std::exp(-x));
-    case UnaryOp::reciprocal: return 1 / x;
-  }
-  return 0;
-}
+using testing_support::unary_reference;
 
 double binary_ref(BinaryOp op, double a, double b) {
   switch (op) {
@@ -124,7 +108,7 @@ TEST_CASE("unary functions match their f64 definitions", "[lower_cpu][map]") {
           const Tensor x = operand(6, 50, in, dtype, 21, positive_domain(op));
           const Tensor got = run_map({x}, op, transposed_out);
           std::vector<double> want;
-          for (double v : x.to_vector<double>()) want.push_back(unary_ref(op, v));
+          for (double v : x.to_vector<double>()) want.push_back(unary_reference(op, v));
           check_map(got, want);
         }
 }
@@ -206,7 +190,7 @@ TEST_CASE("large maps are correct on more threads than cores", "[lower_cpu][map]
     std::vector<double> sum, gelu;
     for (std::size_t i = 0; i < x.size(); ++i) {
       sum.push_back(x[i] + y[i]);
-      gelu.push_back(unary_ref(UnaryOp::gelu, x[i]));
+      gelu.push_back(unary_reference(UnaryOp::gelu, x[i]));
     }
     check_map(run_map({a, b}, BinaryOp::add, false), sum);
     check_map(run_map({a}, UnaryOp::gelu, true), gelu);

@@ -8,30 +8,14 @@
 
 #include "gpu_check.hpp"
 #include "plan_builder.hpp"
+#include "unary_reference.hpp"
 
 using namespace einexpr;
 using namespace einexpr::test;
 
 namespace {
 
-double unary_ref(UnaryOp op, double x) {
-  switch (op) {
-    case UnaryOp::relu: return x < 0 ? 0 : x;
-    case UnaryOp::gelu: return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case UnaryOp::exp: return std::exp(x);
-    case UnaryOp::log: return std::log(x);
-    case UnaryOp::square: return x * x;
-    case UnaryOp::sqrt: return std::sqrt(x);
-    case UnaryOp::rsqrt: return 1 / std::sqrt(x);
-    case UnaryOp::neg: return -x;
-    case UnaryOp::abs: return std::fabs(x);
-    case UnaryOp::sigmoid: return 1 / (1 + std::exp(-x));
-    case UnaryOp::tanh: return std::tanh(x);
-    case UnaryOp::silu: return x / (1 + std::exp(-x));
-    case UnaryOp::reciprocal: return 1 / x;
-  }
-  return 0;
-}
+using testing_support::unary_reference;
 
 double binary_ref(BinaryOp op, double a, double b, bool integer) {
   switch (op) {
@@ -58,7 +42,7 @@ void check_unary(UnaryOp op, DType d, const Shape& shape, const Strides& strides
   PlanBuilder p(d, "map");
   const int x = p.input(shape, strides);
   std::vector<double> ref = values(in);
-  for (double& v : ref) v = unary_ref(op, v);
+  for (double& v : ref) v = unary_reference(op, v);
   // the reference rounded to the dtype, as the GPU's result is
   ref = Tensor::from_doubles(ref, {static_cast<std::int64_t>(ref.size())}, d).to_vector<double>();
   run_poisoned(p.finish(p.unary(op, x)), {in.gpu}, ref, is_floating(d) ? 4 * tolerance(d) : 0);

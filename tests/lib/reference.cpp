@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "einexpr/parser/parse.hpp"
+#include "../support/unary_reference.hpp"  // by path: fuzz/ compiles this file too
 
 using namespace einexpr;
 
@@ -256,24 +257,7 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
   return r;
 }
 
-double unary(UnaryOp op, double v) {
-  switch (op) {
-    case UnaryOp::relu: return v > 0 ? v : 0;
-    case UnaryOp::gelu: return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    case UnaryOp::exp: return std::exp(v);
-    case UnaryOp::log: return std::log(v);
-    case UnaryOp::square: return v * v;
-    case UnaryOp::sqrt: return std::sqrt(v);
-    case UnaryOp::rsqrt: return 1 / std::sqrt(v);
-    case UnaryOp::neg: return -v;
-    case UnaryOp::abs: return std::fabs(v);
-    case UnaryOp::sigmoid: return 1 / (1 + std::exp(-v));
-    case UnaryOp::tanh: return std::tanh(v);
-    case UnaryOp::silu: return v / (1 + std::exp(-v));
-    case UnaryOp::reciprocal: return 1 / v;
-  }
-  return 0;
-}
+double unary(UnaryOp op, double v) { return testing_support::unary_reference(op, v); }
 
 Result binary(const Tensor& x, const Tensor& y, const std::string& pattern, BinaryOp op, const AxisLengths& lengths) {
   Result a = einsum({x, Tensor::ones(y.shape(), x.dtype())}, pattern, lengths);  // x broadcast to the output
