@@ -17,7 +17,7 @@ foreach(dir runtime parser codegen lib)
 endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/generated/einexpr/config.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/einexpr)
-install(FILES ${PROJECT_SOURCE_DIR}/codegen/devices.json
+install(FILES ${PROJECT_SOURCE_DIR}/codegen/cost/devices.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/einexpr OPTIONAL)
 
 install(EXPORT einexpr-targets NAMESPACE einexpr:: DESTINATION ${EINEXPR_INSTALL_CMAKEDIR})

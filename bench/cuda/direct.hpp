@@ -18,7 +18,7 @@ namespace einexpr::bench {
 /// How a DirectBlas handle is set up.
 enum class BlasSettings {
   raw,      // cuBLAS's defaults: CUBLAS_DEFAULT_MATH and its default workspace
-  einexpr,  // what codegen/cuda/blas_context.cpp sets: reduced-precision split-K
+  einexpr,  // what codegen/lower/cuda/blas_context.cpp sets: reduced-precision split-K
             // reductions disallowed, and its own 32 MiB (Hopper) / 4 MiB workspace
 };
 
@@ -47,7 +47,7 @@ class DirectBlas {
   gpu::OwnedDeviceMemory workspace_;
 };
 
-/// The compute type einexpr uses for `dtype` (codegen/cuda/contract_cuda.cpp):
+/// The compute type einexpr uses for `dtype` (codegen/lower/cuda/contract_cuda.cpp):
 /// CUBLAS_COMPUTE_32F for bf16 / f16, and for f32 CUBLAS_COMPUTE_32F unless EINEXPR_TF32=1.
 cublasComputeType_t compute_type_for(DType dtype);
 /// True when f32 GEMMs run as TF32 (EINEXPR_TF32=1).

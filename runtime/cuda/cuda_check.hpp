@@ -10,7 +10,7 @@
 // name and description, and file:line, e.g.
 //   "CUDA call failed: cudaSetDevice(9999): invalid device ordinal (cudaErrorInvalidDevice)
 //    [runtime/cuda/device_context.cpp:41]".
-// codegen/cuda includes this header too (by a relative path): the runtime is below
+// codegen/lower/cuda includes this header too (by a relative path): the runtime is below
 // codegen in the dependency rule, so both layers share one definition.
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>

@@ -47,7 +47,7 @@ TEST_CASE("device lookup is case-insensitive and names the known devices on a mi
   CHECK_THROWS_WITH(find_device("h100").peak_for(DType::i32), Catch::Contains("for i32"));
 }
 
-TEST_CASE("codegen/devices.json is the built-in table as a file", "[devices]") {
+TEST_CASE("codegen/cost/devices.json is the built-in table as a file", "[devices]") {
   const std::vector<DeviceSpec> file = read_device_file(EINEXPR_CODEGEN_DIR "/devices.json");
   REQUIRE(file.size() == 6);
   for (const DeviceSpec& d : file) {

@@ -1,6 +1,6 @@
 # The dependency rule (lib -> codegen -> parser -> runtime, nothing upward; the parser uses
 # only runtime/error.hpp) and the third-party corners (PEGTL in parser/'s private files,
-# Eigen in codegen/cpu/, CUDA in */cuda/), checked by grep since Debian puts PEGTL and
+# Eigen in codegen/lower/cpu/, CUDA in */cuda/), checked by grep since Debian puts PEGTL and
 # Eigen on the system include path where any file could reach them.
 set(failures "")
 file(GLOB_RECURSE sources RELATIVE ${ROOT}
@@ -24,8 +24,8 @@ foreach(f ${sources})
     if(line MATCHES "tao/pegtl" AND NOT (f MATCHES "^parser/" AND NOT f MATCHES "/include/"))
       set(bad "PEGTL outside parser/'s private files")
     endif()
-    if(line MATCHES "[<\"](Eigen|unsupported/Eigen)/" AND NOT f MATCHES "^codegen/cpu/")
-      set(bad "Eigen outside codegen/cpu/")
+    if(line MATCHES "[<\"](Eigen|unsupported/Eigen)/" AND NOT f MATCHES "^codegen/lower/cpu/")
+      set(bad "Eigen outside codegen/lower/cpu/")
     endif()
     if(line MATCHES "[<\"](cuda|cublas|cublasLt|cuda_runtime|cuda_fp16|cuda_bf16|cuda_fp8)[_a-zA-Z0-9]*\\.h" AND NOT f MATCHES "/cuda/")
       set(bad "CUDA outside */cuda/")

@@ -14,7 +14,7 @@ std::uint16_t host_float_to_f16(float x);
 /// gpu::f16_to_float and gpu::float_to_bf16, run on the host.
 float host_f16_to_float(std::uint16_t bits);
 std::uint16_t host_float_to_bf16(float x);
-/// gpu::tile_slot<V>(r, j) and tile_of<V> (codegen/cuda/tile.cuh) for V in 1, 2, 4, 8, 16.
+/// gpu::tile_slot<V>(r, j) and tile_of<V> (codegen/lower/cuda/tile.cuh) for V in 1, 2, 4, 8, 16.
 int host_tile_slot(int v, int r, int j);
 int host_tile_size(int v);
 /// n / d through gpu::IntDivider's magic numbers.

@@ -1,4 +1,4 @@
-// The shared-memory tile of the permutation kernel (codegen/cuda/tile.cuh), on the CPU:
+// The shared-memory tile of the permutation kernel (codegen/lower/cuda/tile.cuh), on the CPU:
 // every element has its own slot, vectors stay contiguous and aligned, and neither phase
 // of the kernel (rows in with 16-byte stores, columns out) conflicts on a bank.
 #include <catch2/catch.hpp>

@@ -14,7 +14,7 @@
 //                               Ties all receive dY (a mask, not torch's even split).
 //   reduce prod                 dY · Y / X per input element (2 FLOPs; zeros in X ignored)
 //   repeat                      a sum reduction (sides swapped)
-//   map f(X)                    dY · f'(X) per element (codegen/elementwise_flops.cpp)
+//   map f(X)                    dY · f'(X) per element (codegen/cost/elementwise_flops.cpp)
 //   map f(A, B)                 the same per operand, then a sum over the axes it was
 //                               broadcast along
 // Expressions of the pattern language are planned with planner.hpp and costed with cost();

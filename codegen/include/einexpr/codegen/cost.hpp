@@ -86,7 +86,7 @@ Cost cost(const Plan& plan);
 /// FLOPs per output element of an elementwise function: relu 1 and gelu 20 (the seeds'
 /// figures); the others count the operations of their definition in plan.hpp, each
 /// arithmetic operation and each exp / log / tanh / sqrt as 1 (the table in
-/// codegen/elementwise_flops.cpp says where each number comes from).
+/// codegen/cost/elementwise_flops.cpp says where each number comes from).
 Count flops_per_element(UnaryOp op) noexcept;
 Count flops_per_element(BinaryOp op) noexcept;
 
@@ -130,7 +130,7 @@ const std::vector<DeviceSpec>& device_specs();
 /// Adds (or replaces by name) the devices in a JSON file; throws Error on a bad file.
 void load_device_file(const std::string& path);
 /// Reads a device file without adding it: a JSON list of {"name", "description",
-/// "peak_flops": {"bf16": 989.5e12, ...}, "bandwidth", "source"} (codegen/devices.json).
+/// "peak_flops": {"bf16": 989.5e12, ...}, "bandwidth", "source"} (codegen/cost/devices.json).
 /// Throws Error naming the file and the problem (entry, key, what was expected).
 std::vector<DeviceSpec> read_device_file(const std::string& path);
 /// Case-insensitive lookup; throws Error listing the known names. The reference stays

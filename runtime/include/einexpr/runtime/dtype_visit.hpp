@@ -1,6 +1,6 @@
 #pragma once
 // visit_dtype: one switch from a DType to its storage type, for the kernels of every
-// backend (codegen/cpu, codegen/cuda, runtime/cuda). f(StorageTag<S>{}) gets S as
+// backend (codegen/lower/cpu, codegen/lower/cuda, runtime/cuda). f(StorageTag<S>{}) gets S as
 // `typename decltype(tag)::type`.
 #include <cstdint>
 #include <utility>

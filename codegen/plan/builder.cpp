@@ -1,0 +1,194 @@
+#include "plan/builder.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <numeric>
+
+#include "einexpr/runtime/error.hpp"
+
+namespace einexpr::detail {
+
+int AtomView::index_of(std::string_view name) const noexcept {
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+Shape AtomView::shape() const {
+  Shape s;
+  for (const AtomDim& d : dims) s.push_back(d.length);
+  return s;
+}
+
+Strides AtomView::strides() const {
+  Strides s;
+  for (const AtomDim& d : dims) s.push_back(d.stride);
+  return s;
+}
+
+std::vector<AxisName> AtomView::axes() const {
+  std::vector<AxisName> a;
+  for (const AtomDim& d : dims) a.push_back(AxisName{display_name(d.name)});
+  return a;
+}
+
+std::int64_t AtomView::numel() const { return checked_numel(shape()); }
+
+AtomView AtomView::permuted(const std::vector<std::string>& order) const {
+  AtomView out{-1, buffer, offset, {}};
+  for (const std::string& n : order) {
+    const int i = index_of(n);
+    EINEXPR_ASSERT(i >= 0, "permuted: atom '" + n + "' is missing");
+    out.dims.push_back(dims[static_cast<std::size_t>(i)]);
+  }
+  if (out.dims == dims) out.value = value;
+  return out;
+}
+
+std::string display_name(std::string_view atom) {
+  return std::string(atom.substr(0, atom.find('\'')));
+}
+
+std::vector<std::string> names_of(const std::vector<AtomDim>& dims) {
+  std::vector<std::string> n;
+  for (const AtomDim& d : dims) n.push_back(d.name);
+  return n;
+}
+
+Strides strides_for_order(const std::vector<AtomDim>& dims, const std::vector<std::string>& order) {
+  Strides out(dims.size(), 0);
+  std::int64_t s = 1;
+  for (std::size_t k = order.size(); k-- > 0;) {
+    std::size_t i = 0;
+    while (i < dims.size() && dims[i].name != order[k]) ++i;
+    EINEXPR_ASSERT(i < dims.size(), "strides_for_order: atom '" + order[k] + "' is missing");
+    out[i] = s;
+    s = checked_mul(s, std::max<std::int64_t>(dims[i].length, 1));
+  }
+  return out;
+}
+
+PlanBuilder::PlanBuilder(std::string op, std::string pattern, DType dtype) {
+  plan_.op = std::move(op);
+  plan_.pattern = std::move(pattern);
+  plan_.dtype = dtype;
+}
+
+int PlanBuilder::add_input(const Layout& layout, std::vector<AxisName> axes) {
+  EINEXPR_ASSERT(plan_.num_inputs == static_cast<int>(plan_.values.size()), "inputs must come first");
+  // A broadcast view (stride 0) may hold more elements than int64 counts while its memory is
+  // tiny; every count a step makes from it would overflow: refuse it here (ShapeError).
+  checked_numel(layout.shape);
+  const int index = plan_.num_inputs++;
+  plan_.buffers.push_back(PlanBuffer{index, 0});
+  Layout l = layout;
+  l.offset = 0;  // the program binds each input's buffer at its element [0, ..., 0]
+  plan_.values.push_back(Value{index, std::move(l), std::move(axes)});
+  return index;
+}
+
+// Out of line: GCC 12 warns falsely (-Wmaybe-uninitialized) on the inlined variant move.
+void PlanBuilder::add_step(Step step) { plan_.steps.push_back(std::move(step)); }
+
+int PlanBuilder::view(int src, Layout layout, std::vector<AxisName> axes) {
+  const Value& s = value(src);
+  if (s.layout == layout && s.axes == axes) return src;
+  const int dst = static_cast<int>(plan_.values.size());
+  plan_.values.push_back(Value{s.buffer, std::move(layout), std::move(axes)});
+  plan_.steps.push_back(ViewStep{src, dst});
+  return dst;
+}
+
+int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<AxisName> axes) {
+  Layout layout{std::move(shape), std::move(strides), 0};
+  const std::int64_t elements = layout.extent();
+  // The bytes must fit in 64 bits too, or a lowering's elements x element size wraps and
+  // asks the allocator for the wrong amount: refuse before anything is allocated.
+  const auto element_bytes = static_cast<std::int64_t>(element_size(plan_.dtype));
+  if (std::int64_t bytes = 0; __builtin_mul_overflow(elements, element_bytes, &bytes))
+    throw ShapeError("a buffer of " + std::to_string(elements) + " elements of " + std::string(name(plan_.dtype)) +
+                     " (" + std::to_string(element_bytes) + " bytes each): its bytes overflow 64 bits");
+  plan_.buffers.push_back(PlanBuffer{-1, elements});
+  plan_.values.push_back(Value{static_cast<int>(plan_.buffers.size()) - 1, std::move(layout), std::move(axes)});
+  return static_cast<int>(plan_.values.size()) - 1;
+}
+
+AtomView PlanBuilder::emit(AtomView v) {
+  if (v.value >= 0) return v;
+  EINEXPR_ASSERT(v.buffer >= 0, "emit: an atom view without a buffer");
+  // Find a value on this buffer to view from: any will do, views are absolute layouts.
+  int src = -1;
+  for (std::size_t i = 0; i < plan_.values.size() && src < 0; ++i)
+    if (plan_.values[i].buffer == v.buffer) src = static_cast<int>(i);
+  EINEXPR_ASSERT(src >= 0, "emit: no value on the atom view's buffer");
+  v.value = view(src, v.layout(), v.axes());
+  return v;
+}
+
+AtomView PlanBuilder::materialize(const AtomView& v, const std::vector<std::string>& order) {
+  const AtomView src = emit(v.permuted(order));
+  const Strides strides = contiguous_strides(src.shape());
+  const int dst = new_temp_value(src.shape(), strides, src.axes());
+  plan_.steps.push_back(CopyStep{src.value, dst});
+  AtomView out{dst, value(dst).buffer, 0, src.dims};
+  for (std::size_t i = 0; i < out.dims.size(); ++i) out.dims[i].stride = strides[i];
+  return out;
+}
+
+namespace {
+
+std::vector<AxisName> out_axes(const std::vector<OutDim>& outs) {
+  std::vector<AxisName> a;
+  for (const OutDim& o : outs) a.push_back(o.name);
+  return a;
+}
+
+Shape out_shape(const AtomView& v, const std::vector<OutDim>& outs) {
+  Shape s;
+  std::size_t next = 0;
+  for (const OutDim& o : outs) {
+    std::int64_t len = 1;
+    for (const std::string& a : o.atoms) {
+      EINEXPR_ASSERT(next < v.dims.size() && v.dims[next].name == a, "merge: atoms out of order");
+      len = checked_mul(len, v.dims[next++].length);
+    }
+    s.push_back(len);
+  }
+  EINEXPR_ASSERT(next == v.dims.size(), "merge: atoms left over");
+  return s;
+}
+
+}  // namespace
+
+std::optional<int> PlanBuilder::try_merge_view(const AtomView& v, const std::vector<OutDim>& outs) {
+  const Shape shape = out_shape(v, outs);
+  auto strides = try_view_strides(v.shape(), v.strides(), shape);
+  if (!strides) return std::nullopt;
+  const AtomView e = emit(v);
+  return view(e.value, Layout{shape, std::move(*strides), v.offset}, out_axes(outs));
+}
+
+int PlanBuilder::merge(const AtomView& v, const std::vector<OutDim>& outs) {
+  if (auto merged = try_merge_view(v, outs)) return *merged;
+  const AtomView m = materialize(v, names_of(v.dims));
+  auto merged = try_merge_view(m, outs);
+  EINEXPR_ASSERT(merged.has_value(), "merge: a contiguous value did not merge");
+  return *merged;
+}
+
+Plan PlanBuilder::finish(int output) && {
+  plan_.output = output;
+  const bool debug = [] {
+    const char* e = std::getenv("EINEXPR_DEBUG");
+    return e != nullptr && std::string_view(e).find("plan") != std::string_view::npos;
+  }();
+  if (debug) std::cerr << "[einexpr] plan as built:\n" << to_string(plan_);
+  validate(plan_);
+  Plan out = simplify(std::move(plan_));
+  if (debug) std::cerr << "[einexpr] after simplify:\n" << to_string(out);
+  validate(out);
+  return out;
+}
+
+}  // namespace einexpr::detail

@@ -1,0 +1,112 @@
+// Elementwise maps: f(x) over a tensor, and f(x, y) with named broadcasting ("b s h, h -> b s h").
+// Each is one MapStep writing a new contiguous buffer; operands broadcast by stride 0.
+#include <algorithm>
+
+#include "plan/builder.hpp"
+#include "einexpr/codegen/planner.hpp"
+#include "einexpr/runtime/error.hpp"
+#include "plan/resolve.hpp"
+
+namespace einexpr {
+
+using detail::AtomDim;
+using detail::AtomView;
+using detail::PlanBuilder;
+
+namespace {
+
+bool float_only(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::relu: case UnaryOp::abs: case UnaryOp::neg: case UnaryOp::square: return false;
+    default: return true;
+  }
+}
+
+void check_map_dtype(const char* fn, bool needs_float, DType dtype) {
+  if (dtype == DType::boolean)
+    throw DTypeError(std::string("map '") + fn + "' on bool tensors is not supported; convert with .to() first");
+  if (needs_float && is_integer(dtype))
+    throw DTypeError(std::string("map '") + fn + "' needs a floating dtype, not " + std::string(name(dtype)) +
+                     "; convert with .to(DType::f32) first");
+}
+
+}  // namespace
+
+Plan plan_unary(UnaryOp op, const Layout& input, DType dtype) {
+  check_map_dtype(name(op), float_only(op), dtype);
+  PlanBuilder b("map", "", dtype);
+  std::vector<AxisName> axes;
+  for (int d = 0; d < input.dim(); ++d) axes.push_back({"…" + std::to_string(d)});
+  const int x = b.add_input(input, axes);
+  const int dst = b.new_temp_value(input.shape, contiguous_strides(input.shape), axes);
+  b.add_step(MapStep{{x}, dst, op});
+  return std::move(b).finish(dst);
+}
+
+Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs, DType dtype,
+                 const AxisLengths& lengths) {
+  check_map_dtype(name(op), false, dtype);
+  if (inputs.size() != 2)
+    throw ShapeError("map '" + std::string(name(op)) + "' takes 2 operands, got " + std::to_string(inputs.size()));
+  const auto r = detail::resolve_multi(pattern, inputs, lengths);
+  PlanBuilder b("map." + std::string(name(op)), pattern.text, dtype);
+  for (std::size_t i = 0; i < inputs.size(); ++i) b.add_input(inputs[i], r.input_axes[i]);
+  const std::vector<std::string> out = detail::flatten(r.output);
+  std::vector<int> srcs;
+  for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+    const AtomView& v = r.inputs[i];
+    for (const AtomDim& a : v.dims)
+      if (std::find(out.begin(), out.end(), a.name) == out.end())
+        throw ShapeError("map '" + std::string(name(op)) + "': axis " + a.name + " of operand " + std::to_string(i + 1) +
+                         " is not in the output (a map sums nothing; use einsum or reduce)");
+    AtomView bcast{-1, v.buffer, v.offset, {}};
+    for (const std::string& n : out) {
+      const int k = v.index_of(n);
+      bcast.dims.push_back(k >= 0 ? v.dims[static_cast<std::size_t>(k)] : AtomDim{n, r.lengths.at(n), 0});
+    }
+    srcs.push_back(b.emit(bcast).value);
+  }
+  const Layout l = b.value(srcs[0]).layout;  // a copy: new_temp_value grows the value list
+  const int dst = b.new_temp_value(l.shape, contiguous_strides(l.shape), b.value(srcs[0]).axes);
+  b.add_step(MapStep{srcs, dst, op});
+  AtomView d{dst, b.value(dst).buffer, 0, {}};
+  const Strides s = contiguous_strides(l.shape);
+  for (std::size_t i = 0; i < out.size(); ++i) d.dims.push_back({out[i], l.shape[i], s[i]});
+  const int result = b.merge(d, r.output);
+  return std::move(b).finish(result);
+}
+
+std::vector<Shape> operand_shapes(const ast::Pattern& pattern, const AxisLengths& sizes) {
+  auto size_of = [&](const std::string& n) {
+    for (const auto& [name, len] : sizes)
+      if (name == n) return len;
+    throw ShapeError("the size of axis " + n + " is not given");
+  };
+  std::vector<Shape> shapes;
+  for (const ast::Operand& op : pattern.operands) {
+    Shape s;
+    for (const ast::Term& t : op.terms) {
+      if (const auto* n = std::get_if<ast::Named>(&t)) {
+        s.push_back(size_of(n->name));
+      } else if (const auto* a = std::get_if<ast::Anonymous>(&t)) {
+        s.push_back(a->length);
+      } else if (std::holds_alternative<ast::Unit>(t)) {
+        s.push_back(1);
+      } else if (std::holds_alternative<ast::Ellipsis>(t)) {
+        throw ShapeError("'...' needs tensors to know what it stands for; name every axis to cost from sizes");
+      } else {
+        std::int64_t len = 1;
+        for (const ast::Atom& atom : std::get<ast::Group>(t).atoms) {
+          if (const auto* gn = std::get_if<ast::Named>(&atom)) len = checked_mul(len, size_of(gn->name));
+          else if (const auto* ga = std::get_if<ast::Anonymous>(&atom)) len = checked_mul(len, ga->length);
+          else throw ShapeError("'...' needs tensors to know what it stands for; name every axis to cost from sizes");
+        }
+        s.push_back(len);
+      }
+    }
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
+}
+
+}  // namespace einexpr

@@ -1,0 +1,135 @@
+#pragma once
+// Private to codegen's resolution (resolve.cpp, resolve_multi.cpp): the helpers both share.
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "einexpr/runtime/error.hpp"
+#include "plan/resolve.hpp"
+
+namespace einexpr::detail::resolving {
+
+inline std::string str(std::int64_t v) { return std::to_string(v); }
+
+inline bool is_ellipsis(const ast::Term& t) { return std::holds_alternative<ast::Ellipsis>(t); }
+
+/// The number of dims `...` stands for in an operand of `rank` dims.
+inline int ellipsis_dims(const ast::Operand& operand, int rank, const std::string& where, const Shape& shape) {
+  const auto fixed = static_cast<int>(std::count_if(operand.terms.begin(), operand.terms.end(),
+                                                    [](const ast::Term& t) { return !is_ellipsis(t); }));
+  const bool has = static_cast<int>(operand.terms.size()) != fixed;
+  const std::string text = ast::to_string(operand);
+  if (has && rank < fixed)
+    throw ShapeError(where + " has " + str(rank) + " dims (shape " + shape_str(shape) + ") but '" + text +
+                     "' needs at least " + str(fixed));
+  if (!has && rank != fixed)
+    throw ShapeError(where + " has " + str(rank) + " dims (shape " + shape_str(shape) + ") but '" + text +
+                     "' names " + str(fixed));
+  return has ? rank - fixed : 0;
+}
+
+/// Given lengths by name: each once, each >= 0, and each used somewhere.
+class Given {
+ public:
+  explicit Given(const AxisLengths& lengths) {
+    for (const auto& [name, len] : lengths) {
+      if (len < 0) throw ShapeError("the length of axis " + name + " must be >= 0 (got " + str(len) + ")");
+      if (!map_.emplace(name, len).second) throw ShapeError("the length of axis " + name + " is given twice");
+    }
+  }
+  const std::int64_t* find(const std::string& name) {
+    auto it = map_.find(name);
+    if (it == map_.end()) return nullptr;
+    used_.push_back(name);
+    return &it->second;
+  }
+  void check_all_used(const std::string& pattern) const {
+    for (const auto& [name, len] : map_)
+      if (std::find(used_.begin(), used_.end(), name) == used_.end())
+        throw ShapeError("the length of axis " + name + " is given (" + str(len) + ") but '" + pattern +
+                         "' does not use " + name);
+  }
+
+ private:
+  std::map<std::string, std::int64_t, std::less<>> map_;
+  std::vector<std::string> used_;
+};
+
+/// Unique names for anonymous axes: "3", "3'1", "3'2", ...
+class AnonymousNames {
+ public:
+  std::string next(std::int64_t length) {
+    const int n = count_[length]++;
+    return n == 0 ? str(length) : str(length) + "'" + str(n);
+  }
+
+ private:
+  std::map<std::int64_t, int> count_;
+};
+
+inline std::string group_text(const ast::Group& g) { return ast::to_string(ast::Term{g}); }
+
+/// Splits dim (length len, stride) into the group's atoms, whose lengths are all known.
+inline void split_group(std::vector<AtomDim>& atoms, const std::vector<AtomDim>& parts, std::int64_t stride) {
+  std::vector<AtomDim> out = parts;
+  std::int64_t s = stride;
+  for (std::size_t k = out.size(); k-- > 0;) {
+    out[k].stride = s;
+    s = checked_mul(s, out[k].length);
+  }
+  for (const AtomDim& a : out)
+    if (a.length != 1 || std::isdigit(static_cast<unsigned char>(a.name[0])) == 0) atoms.push_back(a);
+}
+
+/// Resolves the lengths of a group's atoms from `known` (names) and their numbers, inferring
+/// at most one; checks that their product is the dim's length.
+inline std::vector<AtomDim> resolve_group(const ast::Group& g, std::int64_t len, const std::string& where,
+                                   const std::function<const std::int64_t*(const std::string&)>& known,
+                                   AnonymousNames& anon) {
+  std::vector<AtomDim> parts;
+  std::int64_t product = 1;
+  int unknown = -1;
+  std::vector<std::string> unknown_names;
+  for (const ast::Atom& atom : g.atoms) {
+    if (const auto* n = std::get_if<ast::Named>(&atom)) {
+      if (const std::int64_t* l = known(n->name)) {
+        parts.push_back({n->name, *l, 0});
+        product = checked_mul(product, *l);
+      } else {
+        unknown = static_cast<int>(parts.size());
+        unknown_names.push_back(n->name);
+        parts.push_back({n->name, -1, 0});
+      }
+    } else if (const auto* a = std::get_if<ast::Anonymous>(&atom)) {
+      parts.push_back({anon.next(a->length), a->length, 0});
+      product = checked_mul(product, a->length);
+    } else {
+      throw ShapeError("'...' inside " + group_text(g) + " of " + where + " is not supported on this side");
+    }
+  }
+  const std::string g_text = group_text(g);
+  if (unknown_names.size() > 1) {
+    std::string names;
+    for (std::size_t i = 0; i < unknown_names.size(); ++i)
+      names += (i == 0 ? "" : i + 1 == unknown_names.size() ? " and " : ", ") + unknown_names[i];
+    throw ShapeError("cannot infer the lengths of " + names + " in " + g_text + " (" + where + ", length " +
+                     str(len) + "): give all but one of them");
+  }
+  if (unknown >= 0) {
+    if (product == 0 || len % product != 0)
+      throw ShapeError(where + " has length " + str(len) + ", which " + g_text + " cannot split: " + str(len) +
+                       " is not divisible by " + str(product));
+    parts[static_cast<std::size_t>(unknown)].length = len / product;
+  } else if (product != len) {
+    std::string lens;
+    for (const AtomDim& p : parts) lens += (lens.empty() ? "" : "·") + str(p.length);
+    throw ShapeError(where + " has length " + str(len) + " but " + g_text + " = " + lens + " = " + str(product));
+  }
+  return parts;
+}
+
+
+}  // namespace einexpr::detail::resolving
