@@ -1,0 +1,42 @@
+#pragma once
+// The one FLOP convention (README, "What the counts mean"), written once and used by the
+// contraction-order search (order/) and by cost() (cost/cost.cpp) alike, so a plan's FLOPs
+// are exactly what the search minimized. N is the number type: Count (exact, throws on
+// overflow) in cost(), a saturating 128-bit count in the search.
+//
+//   a step that sums          2 per multiply-add: 2 · outputs · k
+//   a step that only multiplies (outer, Hadamard: no summed axis)
+//                             1 per output element: outputs
+//   a reduction               one operation per element folded in: n_in - n_out
+//                             (+ n_out for mean: the division)
+//   views, copies             0
+//
+// A pairwise contraction of x and y in an einsum (plan/plan_einsum.cpp) first sums the axes
+// only one of them holds and nothing later needs (a reduction each), then contracts over the
+// union of what is left; contraction_pair_flops() is that whole pairwise step.
+namespace einexpr::convention {
+
+/// A contraction step: `outputs` = |batch|·m·n elements written, each the sum of `k`
+/// products; `sums` = some axis is summed (else it is an outer or Hadamard product, k = 1).
+template <class N>
+constexpr N contraction_flops(N outputs, N k, bool sums) {
+  return sums ? N(2) * outputs * k : outputs * k;
+}
+
+/// A reduction folding n_in elements into n_out (n_out <= n_in; an empty reduced axis folds
+/// nothing: 0).
+template <class N>
+constexpr N fold_flops(N n_in, N n_out) {
+  return n_out < n_in ? n_in - n_out : N(0);
+}
+
+/// One pairwise step of an einsum: `x_all`, `y_all` the sizes (products of axis lengths)
+/// of the two operands as they come; `x_kept`, `y_kept` after summing their private axes
+/// (equal to the *_all when there are none); `union_kept` the product over the union of the
+/// kept axes of both; `sums` whether that union has an axis the result drops.
+template <class N>
+constexpr N pairwise_flops(N x_all, N x_kept, N y_all, N y_kept, N union_kept, bool sums) {
+  return fold_flops(x_all, x_kept) + fold_flops(y_all, y_kept) + contraction_flops(union_kept, N(1), sums);
+}
+
+}  // namespace einexpr::convention
