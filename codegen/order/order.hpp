@@ -1,26 +1,68 @@
 #pragma once
-// Private to codegen: the order in which an einsum of n operands is contracted pairwise.
-#include <map>
+// Private to codegen: the order in which an einsum's operands are contracted pairwise
+// (README.md in this folder). Axes are integer ids; the cost is the one FLOP convention of
+// cost/convention.hpp, counted exactly (SatCount).
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "einexpr/codegen/planner.hpp"
+#include "order/sat_count.hpp"
 
-namespace einexpr::detail {
+namespace einexpr::order {
 
-struct ContractionPath {
-  /// Pairs of node ids: ids 0..n-1 are the operands, n, n+1, ... the results in order.
-  std::vector<std::pair<int, int>> steps;
-  long double flops = 0;  // 2 per multiply-add, summed over the steps (approximate above 2^64)
-  std::string text;       // "((1 2) 3)", operands numbered from 1
+/// What the search minimizes.
+enum class Objective : unsigned char {
+  flops,                 // the FLOPs of the steps (default)
+  largest_intermediate,  // the largest intermediate (elements), then the FLOPs
+  flops_and_bytes,       // FLOPs + alpha * bytes the steps write
 };
 
-/// The path for operands with these atoms, keeping `output`'s atoms to the end.
-/// optimal: exhaustive (dynamic programming over subsets) up to 8 operands, greedy beyond.
-ContractionPath find_path(const std::vector<std::vector<std::string>>& operands,
-                          const std::vector<std::string>& output,
-                          const std::map<std::string, std::int64_t, std::less<>>& lengths,
-                          ContractionOrder order);
+/// An einsum as the search sees it: each operand's distinct axis ids, the ids the result
+/// keeps, every id's length. An axis one operand holds and nothing else needs is summed
+/// inside that operand's first step (plan_einsum sums those before it asks).
+struct Problem {
+  std::vector<std::vector<int>> operands;
+  std::vector<int> output;
+  std::vector<std::int64_t> lengths;  // by axis id, >= 0
+};
 
-}  // namespace einexpr::detail
+struct Options {
+  /// optimal: an exact search up to `exact_limit` operands (matrix-chain, exhaustive or
+  /// connected-subset dynamic programming), the heuristic beyond it or past the budget;
+  /// greedy: opt_einsum's greedy alone; naive: left to right.
+  ContractionOrder method = ContractionOrder::optimal;
+  Objective objective = Objective::flops;
+  double alpha = 0;        // flops_and_bytes: FLOPs charged per byte written (>= 0)
+  int element_bytes = 4;   // flops_and_bytes: bytes per element
+  /// No intermediate may hold more elements (the result itself is exempt). A limit no
+  /// order meets throws ShapeError naming the smallest peak the search achieves.
+  std::optional<SatCount> memory_limit;
+  /// Seconds the search may take; < 0: by the operand count (README). Within it the result
+  /// does not depend on the machine's speed; past it the best order found so far is taken.
+  double time_budget_s = -1;
+  int exact_limit = 30;    // the most operands the exact searches take
+  std::uint64_t seed = 1;  // of the random-greedy restarts
+};
+
+struct Path {
+  /// Pairs of node ids: 0..n-1 the operands, n, n+1, ... the results in order.
+  std::vector<std::pair<int, int>> steps;
+  SatCount flops;                 // the steps' FLOPs, convention::pairwise_flops each
+  SatCount largest_intermediate;  // elements of the largest result but the last
+  SatCount elements_written;      // elements of all the steps' results
+  std::string method;             // which search found it ("dynamic programming", ...)
+  bool exact = false;             // the optimum of the objective, proven
+  double seconds = 0;             // the search's wall time
+  std::string text;               // "((1 2) 3)", operands numbered from 1
+};
+
+/// The order for `problem`; validates it (InternalError on a malformed problem).
+Path find_path(const Problem& problem, const Options& options = {});
+
+/// The counts of a given order (steps as in Path); InternalError if they are not one.
+Path evaluate(const Problem& problem, const std::vector<std::pair<int, int>>& steps);
+
+}  // namespace einexpr::order

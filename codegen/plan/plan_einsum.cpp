@@ -1,10 +1,11 @@
 // einsum: diagonals and compositions as views (resolve.cpp), axes in one operand only summed
-// first, then pairwise contractions in the cheapest order (contraction_order.cpp), each a
+// first, then pairwise contractions in the cheapest order (../order), each a
 // ContractStep on operands viewed as [batch.., m, k] x [batch.., k, n]. An operand is copied
 // only when its m/k (or k/n) axes cannot merge into one stride each or the matrix has no
 // unit stride; the last contraction writes straight into the output's layout where it can.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "plan/builder.hpp"
@@ -239,6 +240,42 @@ AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Names& need
   return z;
 }
 
+/// The operands as the order search sees them: atom names become axis ids here (until the
+/// planner itself works on ids).
+order::Problem order_problem(const std::vector<AtomView>& nodes, const Names& out_atoms,
+                             const std::map<std::string, std::int64_t, std::less<>>& lengths) {
+  order::Problem problem;
+  std::map<std::string, int, std::less<>> ids;
+  auto id_of = [&](const std::string& n) {
+    const auto [it, fresh] = ids.try_emplace(n, static_cast<int>(ids.size()));
+    if (fresh) problem.lengths.push_back(lengths.at(n));
+    return it->second;
+  };
+  for (const AtomView& v : nodes) {
+    problem.operands.emplace_back();
+    for (const AtomDim& a : v.dims) problem.operands.back().push_back(id_of(a.name));
+  }
+  for (const std::string& n : out_atoms)
+    if (ids.count(n)) problem.output.push_back(ids.at(n));
+  return problem;
+}
+
+/// "contraction order (1 (2 3)): 4096 FLOPs (optimal: exhaustive); left to right ((1 2) 3):
+/// 65536", with the search's time where it took a millisecond or more.
+std::string order_note(const order::Problem& problem, const order::Path& path) {
+  order::Options naive;
+  naive.method = ContractionOrder::naive;
+  const order::Path ltr = order::find_path(problem, naive);
+  std::string how = (path.exact ? "optimal: " : "") + path.method;
+  if (path.seconds >= 1e-3) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, ", %.3g ms", path.seconds * 1e3);
+    how += ms;
+  }
+  return "contraction order " + path.text + ": " + path.flops.str() + " FLOPs (" + how + "); left to right " +
+         ltr.text + ": " + ltr.flops.str();
+}
+
 }  // namespace
 
 Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype, const AxisLengths& lengths,
@@ -263,9 +300,10 @@ Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
     if (!only.empty()) nodes[i] = sum_out(b, nodes[i], only, nodes.size() == 1 ? out_atoms : detail::names_of(nodes[i].dims));
   }
   if (nodes.size() > 1) {
-    std::vector<Names> sets;
-    for (const AtomView& v : nodes) sets.push_back(detail::names_of(v.dims));
-    const detail::ContractionPath path = detail::find_path(sets, out_atoms, r.lengths, order);
+    const order::Problem problem = order_problem(nodes, out_atoms, r.lengths);
+    order::Options options;
+    options.method = order;
+    const order::Path path = order::find_path(problem, options);
     std::vector<bool> alive(nodes.size(), true);
     for (std::size_t s = 0; s < path.steps.size(); ++s) {
       const auto [x, y] = path.steps[s];
@@ -279,13 +317,7 @@ Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
                                             needed, last ? out_atoms : Names{}));
       alive.push_back(true);
     }
-    if (path.steps.size() > 1) {
-      const detail::ContractionPath naive = detail::find_path(sets, out_atoms, r.lengths, ContractionOrder::naive);
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "contraction order %s: %.4Lg FLOPs (left to right %s: %.4Lg)", path.text.c_str(),
-                    path.flops, naive.text.c_str(), naive.flops);
-      b.note(buf);
-    }
+    if (path.steps.size() > 1) b.note(order_note(problem, path));
   }
   const int out = b.merge(nodes.back().permuted(out_atoms), r.output);
   return std::move(b).finish(out);
