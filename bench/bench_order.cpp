@@ -70,9 +70,10 @@ int main(int argc, char** argv) {
     if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
     else if (a == "--greedy") options.method = einexpr::ContractionOrder::greedy;
     else if (a == "--heuristic") options.exact_limit = 0;
+    else if (a == "--exact-limit" && i + 1 < argc) options.exact_limit = std::atoi(argv[++i]);
     else if (a == "--budget" && i + 1 < argc) options.time_budget_s = std::atof(argv[++i]);
     else {
-      std::cerr << "usage: einexpr_order_bench [--repeat N] [--greedy | --heuristic] [--budget S] < problems\n";
+      std::cerr << "usage: einexpr_order_bench [--repeat N] [--greedy | --heuristic | --exact-limit N] [--budget S] < problems\n";
       return 2;
     }
   }

@@ -16,7 +16,7 @@ using namespace detail;
 inline constexpr int kExhaustiveMax = 10;  // subset_dp on the whole network up to here
 /// The candidates connected_dp may look at (about 10 ns each here, bench/RESULTS.md): a
 /// search that needs more gives way to the heuristic, the same on any machine.
-inline constexpr std::size_t kDpWork = 30'000'000;
+inline constexpr std::size_t kDpWork = 20'000'000;
 
 double default_budget(int n) { return std::min(2.0, 0.05 + n * n / 1000.0); }
 
@@ -46,10 +46,10 @@ HeuristicWork work_for(const Network& net, const Options& o, bool full) {
 /// The best tree under w by the exact searches where they apply, else the heuristic.
 Solved solve(const Network& net, const Weights& w, const Options& o, const Deadline& deadline) {
   const char* const heuristic_name = "random greedy + reconfiguration";
-  if (net.n > o.exact_limit) return {heuristic(net, w, work_for(net, o, true), deadline).tree, false, heuristic_name};
   const bool plain = w.objective == Objective::flops && !w.limit;
-  if (plain && net.bond_regime)
+  if (plain && net.bond_regime)  // polynomial: at any length
     if (const auto order = chain_order(net)) return {chain_dp(net, *order).tree, true, "matrix chain"};
+  if (net.n > o.exact_limit) return {heuristic(net, w, work_for(net, o, true), deadline).tree, false, heuristic_name};
   if (net.n <= kExhaustiveMax) return {subset_dp(net, all_leaves(net), w).tree, true, "exhaustive"};
   // An upper bound first, then the exact program with it as the cap. Past 20 operands the
   // program's time grows fast with the cap: the full heuristic's bound pays for itself.

@@ -43,7 +43,7 @@ struct Options {
   /// Seconds the search may take; < 0: by the operand count (README). Within it the result
   /// does not depend on the machine's speed; past it the best order found so far is taken.
   double time_budget_s = -1;
-  int exact_limit = 30;    // the most operands the exact searches take
+  int exact_limit = 30;    // the most operands the exponential exact searches take
   std::uint64_t seed = 1;  // of the random-greedy restarts
 };
 

@@ -300,24 +300,30 @@ Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
     if (!only.empty()) nodes[i] = sum_out(b, nodes[i], only, nodes.size() == 1 ? out_atoms : detail::names_of(nodes[i].dims));
   }
   if (nodes.size() > 1) {
-    const order::Problem problem = order_problem(nodes, out_atoms, r.lengths);
-    order::Options options;
-    options.method = order;
-    const order::Path path = order::find_path(problem, options);
+    std::vector<std::pair<int, int>> steps{{0, 1}};  // two operands: one order, no search
+    std::string note;
+    if (nodes.size() > 2) {
+      const order::Problem problem = order_problem(nodes, out_atoms, r.lengths);
+      order::Options options;
+      options.method = order;
+      const order::Path path = order::find_path(problem, options);
+      steps = path.steps;
+      note = order_note(problem, path);
+    }
     std::vector<bool> alive(nodes.size(), true);
-    for (std::size_t s = 0; s < path.steps.size(); ++s) {
-      const auto [x, y] = path.steps[s];
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      const auto [x, y] = steps[s];
       alive[static_cast<std::size_t>(x)] = alive[static_cast<std::size_t>(y)] = false;
       Names needed = out_atoms;
       for (std::size_t j = 0; j < nodes.size(); ++j)
         if (alive[j])
           for (const AtomDim& a : nodes[j].dims) needed.push_back(a.name);
-      const bool last = s + 1 == path.steps.size();
+      const bool last = s + 1 == steps.size();
       nodes.push_back(contract_pair(b, nodes[static_cast<std::size_t>(x)], nodes[static_cast<std::size_t>(y)],
                                             needed, last ? out_atoms : Names{}));
       alive.push_back(true);
     }
-    if (path.steps.size() > 1) b.note(order_note(problem, path));
+    if (!note.empty()) b.note(note);
   }
   const int out = b.merge(nodes.back().permuted(out_atoms), r.output);
   return std::move(b).finish(out);
