@@ -128,3 +128,123 @@ TEST_CASE("the largest intermediate, and FLOPs under a memory limit, match the e
       }
     }
 }
+
+TEST_CASE("FLOPs + alpha·bytes matches the exhaustive search", "[order]") {
+  for (int n = 3; n <= 8; ++n)
+    for (std::uint64_t seed = 1; seed <= 6; ++seed)
+      for (double alpha : {0.25, 1.0, 100.0}) {
+        const Problem p = seed % 2 ? rand_equation(n, 3, 2, seed) : general_problem(n, seed);
+        CAPTURE(n, seed, alpha, show(p));
+        Options o;
+        o.objective = Objective::flops_and_bytes;
+        o.alpha = alpha;
+        o.element_bytes = 2;
+        const Path path = find_path(p, o);
+        const auto weight = static_cast<std::uint64_t>(alpha * 2 * 65536);
+        CHECK(path.flops * SatCount(65536) + SatCount(weight) * path.elements_written ==
+              *exhaustive(p, Goal::flops_and_bytes, std::nullopt, weight));
+      }
+}
+
+TEST_CASE("more than 64 axis classes: multiword bitsets in every search", "[order]") {
+  // Axes held by triples of operands: each triple a class of its own.
+  for (const auto& [n, triples] : {std::pair{9, 80}, std::pair{12, 150}}) {
+    const Problem p = order_testing::many_classes(n, triples, 3);
+    CAPTURE(n, triples);
+    REQUIRE(detail::build_network(p).words >= 2);
+    const detail::Network net = detail::build_network(p);
+    const detail::Weights w = detail::weights_for(Options{}, net);
+    const detail::Found all = detail::subset_dp(net, detail::all_leaves(net), w);
+    REQUIRE(all.tree);
+    const SatCount best = evaluate(p, all.tree->steps).flops;
+    if (n <= 9) CHECK(best == *exhaustive(p));
+    CHECK(find_path(p).flops == best);  // a connected network: the dynamic program, exact here
+    Options h;
+    h.exact_limit = 0;
+    CHECK(best <= find_path(p, h).flops);
+  }
+}
+
+TEST_CASE("orders are deterministic, and Path's counts are evaluate()'s", "[order]") {
+  for (int n : {12, 40}) {
+    const Problem p = rand_equation(n, 3, 2, 9);
+    Options o;
+    o.time_budget_s = 600;
+    const Path a = find_path(p, o), b = find_path(p, o);
+    CHECK(a.steps == b.steps);
+    const Path e = evaluate(p, a.steps);
+    CHECK(a.flops == e.flops);
+    CHECK(a.largest_intermediate == e.largest_intermediate);
+    CHECK(a.elements_written == e.elements_written);
+    CHECK(a.text == e.text);
+  }
+}
+
+TEST_CASE("one and two operands need no search", "[order]") {
+  Problem one{{{0, 1}}, {1}, {3, 4}};  // axis 0 is summed inside the operand: no step
+  const Path p1 = find_path(one);
+  CHECK(p1.steps.empty());
+  CHECK(p1.text == "1");
+  CHECK(p1.flops == SatCount(0));
+  Problem two{{{0, 1}, {1, 2}}, {0, 2}, {3, 4, 5}};
+  const Path p2 = find_path(two);
+  CHECK(p2.steps == std::vector<std::pair<int, int>>{{0, 1}});
+  CHECK(p2.flops == SatCount(2 * 3 * 4 * 5));
+  CHECK(p2.exact);
+}
+
+TEST_CASE("counts saturate at 2^128 instead of wrapping", "[order]") {
+  const SatCount big = SatCount(1ull << 63) * SatCount(1ull << 63);  // 2^126
+  CHECK_FALSE(big.saturated());
+  CHECK((big * SatCount(4)).saturated());
+  CHECK((big + big + big + big).saturated());
+  CHECK((big * SatCount(4)).str() == ">= 2^128");
+  CHECK_THROWS_WITH((big * SatCount(4)).count(), Catch::Contains("2^128"));
+  CHECK(big.count().str() == "85070591730234615865843651857942052864");
+  // 40 operands with every length 2^40: the search compares saturated costs, and says so.
+  Problem p = rand_equation(40, 3, 2, 1);
+  for (auto& l : p.lengths) l = std::int64_t(1) << 40;
+  const Path path = find_path(p);
+  CHECK(path.flops.saturated());
+  CHECK(path.steps.size() == 39);
+}
+
+TEST_CASE("malformed problems and options are InternalErrors, an unmet limit a ShapeError", "[order]") {
+  struct Bad {
+    Problem p;
+    const char* message;
+  };
+  const Bad bad[] = {
+      {{{}, {}, {}}, "1 to 64 operands"},
+      {{{{0, 5}}, {}, {2}}, "axis id out of range"},
+      {{{{0, 0}}, {}, {2}}, "an axis twice in one operand"},
+      {{{{0}}, {1}, {2, 3}}, "an output axis no operand holds"},
+      {{{{0}}, {0, 0}, {2}}, "an axis twice in the output"},
+      {{{{0}}, {}, {-1}}, "negative axis length"},
+  };
+  for (const Bad& b : bad) {
+    CAPTURE(b.message);
+    CHECK_THROWS_AS(find_path(b.p), einexpr::InternalError);
+    CHECK_THROWS_WITH(find_path(b.p), Catch::Contains(b.message));
+  }
+  const Problem p = rand_equation(5, 3, 2, 1);
+  Options o;
+  o.alpha = -1;
+  CHECK_THROWS_WITH(find_path(p, o), Catch::Contains("alpha"));
+  CHECK_THROWS_WITH(evaluate(p, {{0, 1}}), Catch::Contains("n - 1 steps"));
+  CHECK_THROWS_WITH(evaluate(p, {{0, 1}, {0, 2}, {5, 3}, {6, 4}}), Catch::Contains("not there"));
+  // A memory limit no order meets: the smallest peak, found by each method.
+  const SatCount peak = *exhaustive(p, Goal::peak);
+  for (auto method : {einexpr::ContractionOrder::optimal, einexpr::ContractionOrder::greedy}) {
+    Options lim;
+    lim.method = method;
+    lim.memory_limit = peak - SatCount(1);
+    CHECK_THROWS_AS(find_path(p, lim), einexpr::ShapeError);
+    CHECK_THROWS_WITH(find_path(p, lim), Catch::Contains("within " + (peak - SatCount(1)).str() + " elements") &&
+                                             Catch::Contains("is " + peak.str() + " elements"));
+  }
+  Options naive;
+  naive.method = einexpr::ContractionOrder::naive;
+  naive.memory_limit = SatCount(1);
+  CHECK_THROWS_WITH(find_path(p, naive), Catch::Contains("left to right needs an intermediate of"));
+}

@@ -49,6 +49,29 @@ inline Problem rand_equation(int n, int reg, int n_out, std::uint64_t seed, int 
   return p;
 }
 
+/// n operands, each holding `per` axes of its own (kept) and one axis for each triple of
+/// operands it belongs to among the first `triples` triples: many distinct axis classes.
+inline Problem many_classes(int n, int triples, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Problem p;
+  p.operands.resize(static_cast<std::size_t>(n));
+  int made = 0;
+  for (int a = 0; a < n && made < triples; ++a)
+    for (int b = a + 1; b < n && made < triples; ++b)
+      for (int c = b + 1; c < n && made < triples; ++c, ++made) {
+        const int id = static_cast<int>(p.lengths.size());
+        p.lengths.push_back(pick(rng, 2, 3));
+        for (int o : {a, b, c}) p.operands[static_cast<std::size_t>(o)].push_back(id);
+      }
+  for (auto& o : p.operands) {
+    const int id = static_cast<int>(p.lengths.size());
+    p.lengths.push_back(pick(rng, 2, 3));
+    o.push_back(id);
+    p.output.push_back(id);
+  }
+  return p;
+}
+
 /// Anything goes: axes in 1..4 operands, some kept, lengths 1..6 (and rarely 0).
 inline Problem general_problem(int n, std::uint64_t seed, bool zero_lengths = false) {
   std::mt19937_64 rng(seed);
@@ -99,8 +122,9 @@ inline SatCount textbook_chain(const std::vector<std::int64_t>& d) {
   return m[0][n - 1];
 }
 
-/// What the exhaustive reference minimizes.
-enum class Goal { flops, peak };
+/// What the exhaustive reference minimizes: FLOPs, the largest intermediate, or FLOPs·2^16 +
+/// byte_weight · the elements the steps write (Objective::flops_and_bytes's fixed point).
+enum class Goal { flops, peak, flops_and_bytes };
 
 /// The best over every binary tree of the operands (n <= 10), straight from the convention:
 /// a step of x and y sums first what only x holds and nothing else needs (same for y), then
@@ -108,7 +132,7 @@ enum class Goal { flops, peak };
 /// trees with a larger intermediate (the final result aside) are not counted; nullopt when
 /// no tree is left. Goal::peak: the smallest largest intermediate.
 inline std::optional<SatCount> exhaustive(const Problem& p, Goal goal = Goal::flops,
-                                          std::optional<SatCount> limit = std::nullopt) {
+                                          std::optional<SatCount> limit = std::nullopt, std::uint64_t byte_weight = 0) {
   using Set = std::vector<int>;  // sorted axis ids
   const int n = static_cast<int>(p.operands.size());
   const unsigned full = (1u << n) - 1;
@@ -158,8 +182,11 @@ inline std::optional<SatCount> exhaustive(const Problem& p, Goal goal = Goal::fl
       const bool sums = u.size() != kept.size();
       const SatCount flops = (size(held[x]) - size(xk)) + (size(held[y]) - size(yk)) +
                              (sums ? SatCount(2) : SatCount(1)) * size(u);
-      const SatCount v = goal == Goal::flops ? *best[x] + *best[y] + flops
-                                             : std::max({*best[x], *best[y], last ? SatCount(0) : size(kept)});
+      SatCount v;
+      if (goal == Goal::flops) v = *best[x] + *best[y] + flops;
+      if (goal == Goal::peak) v = std::max({*best[x], *best[y], last ? SatCount(0) : size(kept)});
+      if (goal == Goal::flops_and_bytes)
+        v = *best[x] + *best[y] + flops * SatCount(65536) + SatCount(byte_weight) * size(kept);
       if (!best[s] || v < *best[s]) best[s] = v;
     }
   }
