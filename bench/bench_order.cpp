@@ -71,9 +71,10 @@ int main(int argc, char** argv) {
     else if (a == "--greedy") options.method = einexpr::ContractionOrder::greedy;
     else if (a == "--heuristic") options.exact_limit = 0;
     else if (a == "--exact-limit" && i + 1 < argc) options.exact_limit = std::atoi(argv[++i]);
+    else if (a == "--exact-work" && i + 1 < argc) options.exact_work = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--budget" && i + 1 < argc) options.time_budget_s = std::atof(argv[++i]);
     else {
-      std::cerr << "usage: einexpr_order_bench [--repeat N] [--greedy | --heuristic | --exact-limit N] [--budget S] < problems\n";
+      std::cerr << "usage: einexpr_order_bench [--repeat N] [--greedy | --heuristic | --exact-limit N] [--exact-work N] [--budget S] < problems\n";
       return 2;
     }
   }

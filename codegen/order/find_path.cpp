@@ -14,11 +14,8 @@ namespace {
 using namespace detail;
 
 inline constexpr int kExhaustiveMax = 10;  // subset_dp on the whole network up to here
-/// The candidates connected_dp may look at (about 10 ns each here, bench/RESULTS.md): a
-/// search that needs more gives way to the heuristic, the same on any machine.
-inline constexpr std::size_t kDpWork = 20'000'000;
 
-double default_budget(int n) { return std::min(2.0, 0.05 + n * n / 1000.0); }
+double default_budget(int n) { return std::min(3.0, 0.1 + n * n / 500.0); }
 
 struct Solved {
   std::optional<Tree> tree;
@@ -56,7 +53,7 @@ Solved solve(const Network& net, const Weights& w, const Options& o, const Deadl
   const bool full = net.n > 20;
   Found bound = heuristic(net, w, work_for(net, o, full), deadline);
   const Deadline dp_deadline = deadline.part(0.8);  // the rest for the heuristic, if need be
-  DpResult dp = connected_dp(net, w, {bound.tree ? bound.value : SatCount::max(), kDpWork, &dp_deadline});
+  DpResult dp = connected_dp(net, w, {bound.tree ? bound.value : SatCount::max(), o.exact_work, &dp_deadline});
   if (dp.found.tree && (!bound.tree || !(bound.value < dp.found.value)))
     return {std::move(dp.found.tree), plain && net.bond_regime, "dynamic programming"};
   if (!dp.gave_up) return {std::move(bound.tree), false, heuristic_name};
@@ -64,7 +61,7 @@ Solved solve(const Network& net, const Weights& w, const Options& o, const Deadl
     Found more = heuristic(net, w, work_for(net, o, true), deadline);
     if (more.tree && (!bound.tree || more.value < bound.value)) bound = std::move(more);
   }
-  return {std::move(bound.tree), false, "random greedy + reconfiguration (the exact search ran out of time)"};
+  return {std::move(bound.tree), false, "random greedy + reconfiguration (the exact search gave up)"};
 }
 
 [[noreturn]] void refuse(const Network& net, const Options& o, const Deadline& deadline) {

@@ -44,6 +44,9 @@ struct Options {
   /// does not depend on the machine's speed; past it the best order found so far is taken.
   double time_budget_s = -1;
   int exact_limit = 30;    // the most operands the exponential exact searches take
+  /// The candidates the connected-subset program may look at before it gives way to the
+  /// heuristic (a fixed amount of work: the answer is the same on any machine).
+  std::size_t exact_work = 8'000'000;
   std::uint64_t seed = 1;  // of the random-greedy restarts
 };
 
