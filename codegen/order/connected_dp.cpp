@@ -173,21 +173,8 @@ bool ComponentDp::pair(int x, int b, SatCount only_b) {
   if (!w_.fits(size_p, last)) return true;
   const SatCount step =
       w_.step(convention::pairwise_flops(X.size, X.size, B.size, B.size, size_u, sums), size_p, last);
-  SatCount v[2];
-  bool ok[2];
-  v[0] = w_.combine(w_.combine(X.value[0], B.value[0]), step);
-  ok[0] = X.ok[0] && B.ok[0];
-  std::uint8_t in_b = 0;
-  ok[1] = false;
-  if (sigma_) {
-    const bool a_ok = X.ok[1] && B.ok[0], b_ok = X.ok[0] && B.ok[1];
-    const SatCount va = a_ok ? w_.combine(X.value[1], B.value[0]) : SatCount::max();
-    const SatCount vb = b_ok ? w_.combine(X.value[0], B.value[1]) : SatCount::max();
-    in_b = b_ok && (!a_ok || vb < va);
-    ok[1] = a_ok || b_ok;
-    v[1] = w_.combine(in_b ? vb : va, step);
-  }
-  offer(p, (X.nbr | B.nbr) & ~p, scratch_r_.data(), size_p, v, ok, Split{Split::pair, in_b, x, b});
+  const Joined j = join(w_, sigma_, X.value, X.ok, B.value, B.ok, step);
+  offer(p, (X.nbr | B.nbr) & ~p, scratch_r_.data(), size_p, j.value, j.ok, Split{Split::pair, j.in_b, x, b});
   return true;
 }
 

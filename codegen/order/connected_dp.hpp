@@ -42,6 +42,28 @@ class MaskIndex {
   std::size_t used_ = 0;
 };
 
+/// The two scores (without / with σ inside) of a step joining parts a and b, each with its
+/// two scores: σ may be in a or in b (in_b), whichever is cheaper.
+struct Joined {
+  SatCount value[2];
+  bool ok[2] = {false, false};
+  std::uint8_t in_b = 0;
+};
+inline Joined join(const Weights& w, bool sigma, const SatCount a[2], const bool a_ok[2], const SatCount b[2],
+                   const bool b_ok[2], SatCount step) {
+  Joined j;
+  j.value[0] = w.combine(w.combine(a[0], b[0]), step);
+  j.ok[0] = a_ok[0] && b_ok[0];
+  if (!sigma) return j;
+  const bool in_a = a_ok[1] && b_ok[0], in_b = a_ok[0] && b_ok[1];
+  const SatCount va = in_a ? w.combine(a[1], b[0]) : SatCount::max();
+  const SatCount vb = in_b ? w.combine(a[0], b[1]) : SatCount::max();
+  j.in_b = in_b && (!in_a || vb < va);
+  j.ok[1] = in_a || in_b;
+  j.value[1] = w.combine(j.in_b ? vb : va, step);
+  return j;
+}
+
 /// A factor of an outer product: its size, its score without / with σ inside.
 struct Part {
   SatCount size;
@@ -108,6 +130,8 @@ class ComponentDp {
   SatCount bound(SatCount values, SatCount outer, SatCount merged) const;
   void dfs(int z, std::size_t from, std::size_t end, std::vector<int>& pieces, const Partial& partial);
   void cluster(int z, const std::vector<int>& pieces);
+  /// The pieces multiplied together: their size and scores (ok false: none fits).
+  Joined product(const std::vector<int>& pieces, SatCount& size) const;
   struct Emitter;
   int emit_state(Emitter& e, int id, bool with_sigma) const;
   void finalize(int level);

@@ -166,43 +166,41 @@ void ComponentDp::dfs(int z, std::size_t from, std::size_t end, std::vector<int>
   }
 }
 
-void ComponentDp::cluster(int z, const std::vector<int>& pieces) {
-  const State& Z = states_[static_cast<std::size_t>(z)];
+Joined ComponentDp::product(const std::vector<int>& pieces, SatCount& size) const {
   const State& A = states_[static_cast<std::size_t>(pieces[0])];
   const State& B = states_[static_cast<std::size_t>(pieces[1])];
+  if (pieces.size() == 2) {  // directly
+    size = A.size * B.size;
+    if (!w_.fits(size, false)) return Joined{};
+    return join(w_, sigma_, A.value, A.ok, B.value, B.ok, w_.step(size, size, false));
+  }
+  std::vector<Part> parts;
+  for (int id : pieces) {
+    const State& s = states_[static_cast<std::size_t>(id)];
+    parts.push_back({s.size, {s.value[0], s.value[1]}, {s.ok[0], s.ok[1]}});
+  }
+  const OuterTable o = outer_table(parts, w_, sigma_, false);
+  size = o.size[o.full];
+  Joined j;
+  for (std::size_t i = 0; i < 2; ++i) {
+    j.value[i] = o.value[i][o.full];
+    j.ok[i] = o.ok[i][o.full];
+  }
+  return j;
+}
+
+void ComponentDp::cluster(int z, const std::vector<int>& pieces) {
+  const State& Z = states_[static_cast<std::size_t>(z)];
   if (swap_prune_ && pieces.size() == 2) {
+    const SatCount outer = states_[static_cast<std::size_t>(pieces[0])].size * states_[static_cast<std::size_t>(pieces[1])].size;
     for (int piece : {pieces[0], pieces[1]}) {
       for (std::size_t j = 0; j < words_; ++j) scratch_u_[j] = res(z)[j] | res(piece)[j];
-      if (SatCount(2) * size_of(scratch_u_.data()) < A.size * B.size) return;
+      if (SatCount(2) * size_of(scratch_u_.data()) < outer) return;
     }
   }
-  // The pieces' product: two directly, more by outer_table.
-  SatCount ov[2], so = A.size * B.size;
-  bool ook[2] = {false, false};
-  if (pieces.size() == 2) {
-    const SatCount step = w_.step(so, so, false);
-    ov[0] = w_.combine(w_.combine(A.value[0], B.value[0]), step);
-    ook[0] = A.ok[0] && B.ok[0];
-    const bool a_ok = A.ok[1] && B.ok[0], b_ok = A.ok[0] && B.ok[1];
-    const SatCount va = a_ok ? w_.combine(A.value[1], B.value[0]) : SatCount::max();
-    const SatCount vb = b_ok ? w_.combine(A.value[0], B.value[1]) : SatCount::max();
-    ook[1] = sigma_ && (a_ok || b_ok);
-    ov[1] = w_.combine(b_ok && (!a_ok || vb < va) ? vb : va, step);
-    if (!w_.fits(so, false)) return;
-  } else {
-    std::vector<Part> parts;
-    for (int id : pieces) {
-      const State& s = states_[static_cast<std::size_t>(id)];
-      parts.push_back({s.size, {s.value[0], s.value[1]}, {s.ok[0], s.ok[1]}});
-    }
-    const OuterTable o = outer_table(parts, w_, sigma_, false);
-    so = o.size[o.full];
-    for (int i = 0; i < 2; ++i) {
-      ov[i] = o.value[static_cast<std::size_t>(i)][o.full];
-      ook[i] = o.ok[static_cast<std::size_t>(i)][o.full];
-    }
-  }
-  if (!ook[0] && !ook[1]) return;
+  SatCount so;
+  const Joined o = product(pieces, so);
+  if (!o.ok[0] && !o.ok[1]) return;
   Mask p = Z.mask, nbr = Z.nbr;
   for (std::size_t j = 0; j < words_; ++j) scratch_u_[j] = res(z)[j];
   for (int id : pieces) {
@@ -218,21 +216,11 @@ void ComponentDp::cluster(int z, const std::vector<int>& pieces) {
   if (!w_.fits(size_p, last)) return;
   const SatCount step =
       w_.step(convention::pairwise_flops(Z.size, Z.size, so, so, size_of(scratch_u_.data()), sums), size_p, last);
-  SatCount v[2] = {w_.combine(w_.combine(Z.value[0], ov[0]), step), 0};
-  bool ok[2] = {Z.ok[0] && ook[0], false};
-  std::uint8_t in_b = 0;
-  if (sigma_) {
-    const bool a_ok = Z.ok[1] && ook[0], b_ok = Z.ok[0] && ook[1];
-    const SatCount va = a_ok ? w_.combine(Z.value[1], ov[0]) : SatCount::max();
-    const SatCount vb = b_ok ? w_.combine(Z.value[0], ov[1]) : SatCount::max();
-    in_b = b_ok && (!a_ok || vb < va);
-    ok[1] = a_ok || b_ok;
-    v[1] = w_.combine(in_b ? vb : va, step);
-  }
+  const Joined j = join(w_, sigma_, Z.value, Z.ok, o.value, o.ok, step);
   const std::size_t at = pieces_.size();
   pieces_.push_back(static_cast<int>(pieces.size()));
   pieces_.insert(pieces_.end(), pieces.begin(), pieces.end());
-  if (!offer(p, nbr & ~p, scratch_r_.data(), size_p, v, ok, Split{Split::cluster, in_b, z, static_cast<int>(at)}))
+  if (!offer(p, nbr & ~p, scratch_r_.data(), size_p, j.value, j.ok, Split{Split::cluster, j.in_b, z, static_cast<int>(at)}))
     pieces_.resize(at);
 }
 

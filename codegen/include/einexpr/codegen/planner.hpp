@@ -27,8 +27,8 @@ enum class Copy : unsigned char {
 
 /// How an einsum of 3 or more operands is ordered into pairwise contractions.
 enum class ContractionOrder : unsigned char {
-  optimal,  // fewest FLOPs: exhaustive up to 6 operands, greedy beyond
-  greedy,   // repeatedly the pair whose contraction is cheapest
+  optimal,  // fewest FLOPs: exact searches up to 30 operands, a heuristic beyond (codegen/order)
+  greedy,   // opt_einsum's greedy: repeatedly the pair that shrinks the memory most
   naive,    // left to right, as written
 };
 
