@@ -92,7 +92,9 @@ int ComponentDp::leaf_state(int leaf) {
 }
 
 bool ComponentDp::tick() {
-  if (++work_ % 4096 == 0 && (work_ > limits_.max_work || limits_.deadline->expired())) gave_up_ = true;
+  if (++work_ % 4096 == 0 &&
+      (work_ > limits_.max_work || states_.size() > limits_.max_states || limits_.deadline->expired()))
+    gave_up_ = true;
   return !gave_up_;
 }
 

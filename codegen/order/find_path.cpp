@@ -13,7 +13,8 @@ namespace {
 
 using namespace detail;
 
-inline constexpr int kExhaustiveMax = 10;  // subset_dp on the whole network up to here
+inline constexpr int kExhaustiveMax = 10;      // subset_dp on the whole network up to here
+inline constexpr std::size_t kDpStates = 300'000;  // connected_dp's memory bound
 
 double default_budget(int n) { return std::min(3.0, 0.1 + n * n / 500.0); }
 
@@ -53,7 +54,7 @@ Solved solve(const Network& net, const Weights& w, const Options& o, const Deadl
   const bool full = net.n > 20;
   Found bound = heuristic(net, w, work_for(net, o, full), deadline);
   const Deadline dp_deadline = deadline.part(0.8);  // the rest for the heuristic, if need be
-  DpResult dp = connected_dp(net, w, {bound.tree ? bound.value : SatCount::max(), o.exact_work, &dp_deadline});
+  DpResult dp = connected_dp(net, w, {bound.tree ? bound.value : SatCount::max(), o.exact_work, kDpStates, &dp_deadline});
   if (dp.found.tree && (!bound.tree || !(bound.value < dp.found.value)))
     return {std::move(dp.found.tree), plain && net.bond_regime, "dynamic programming"};
   if (!dp.gave_up) return {std::move(bound.tree), false, heuristic_name};

@@ -31,7 +31,8 @@ void validate(const Problem& p) {
   }
 }
 
-/// Every axis class: holders ∈ no class once the output's universal and folded axes are gone.
+/// The axis classes being built: by (holders, kept by the output), their id, the product of
+/// their axes' lengths, holders and whether kept.
 struct Classes {
   std::map<std::pair<Mask, bool>, int> id;
   std::vector<SatCount> length;

@@ -19,9 +19,10 @@ namespace einexpr::order::detail {
 /// The wall clock a search may use; searches poll expired() between units of work.
 class Deadline {
  public:
-  explicit Deadline(double seconds)
-      : end_(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                    std::chrono::duration<double>(seconds))) {}
+  explicit Deadline(double seconds)  // clamped to [0, 10^6] (NaN: 0)
+      : end_(std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(
+                 seconds > 0 ? (seconds < 1e6 ? seconds : 1e6) : 0.0))) {}
   bool expired() const { return std::chrono::steady_clock::now() >= end_; }
   /// A deadline `share` of the way from now to this one.
   Deadline part(double share) const {
@@ -61,7 +62,8 @@ Found chain_dp(const Network& net, const std::vector<int>& order);
 // ---- connected_dp.cpp ----------------------------------------------------------------
 struct DpLimits {
   SatCount cap;            // states scoring more are dropped
-  std::size_t max_work;    // the search gives up past this many candidates looked at
+  std::size_t max_work;    // the search gives up past this many candidates looked at,
+  std::size_t max_states;  // or this many states kept (memory: about 1 KB each at worst),
   const Deadline* deadline;  // or at this time
 };
 struct DpResult {

@@ -21,7 +21,7 @@ std::optional<SatCount> dp_flops(const Problem& p) {
   const detail::Network net = detail::build_network(p);
   const detail::Deadline forever(1e9);
   const detail::Weights w = detail::weights_for(Options{}, net);
-  const detail::DpResult r = detail::connected_dp(net, w, {SatCount::max(), SIZE_MAX, &forever});
+  const detail::DpResult r = detail::connected_dp(net, w, {SatCount::max(), SIZE_MAX, SIZE_MAX, &forever});
   if (!r.found.tree) return std::nullopt;
   return evaluate(p, r.found.tree->steps).flops;
 }
