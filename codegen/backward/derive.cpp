@@ -95,7 +95,10 @@ int Derivation::lay_out(const AtomView& g) {
     EINEXPR_ASSERT(contains(x_axes_, a.id), "backward: a gradient holds an axis its input does not");
   AtomView src = g;
   for (AxisId id : x_axes_)
-    if (!g.has(id)) src.dims.push_back({id, axes().length(id), 0});  // summed by the forward: broadcast back
+    if (!g.has(id)) {
+      src.dims.push_back({id, axes().length(id), 0});  // summed by the forward: broadcast back
+      src.value = -1;                                  // no longer g's value
+    }
   src = src.permuted(x_axes_);
   // Each of X's dims as the atoms it composes (none for a broadcast '...' dim).
   std::vector<OutDim> outs;

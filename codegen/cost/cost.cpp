@@ -198,18 +198,27 @@ std::vector<AxisId> unite(std::vector<AxisId> a, const std::vector<AxisId>& b) {
   return a;
 }
 
-/// numpy's naive einsum (einsum_path's "naive FLOP count"): one loop nest over every
-/// distinct axis doing n-1 multiplies per iteration for n operands, plus one add when some
-/// axis is summed. Other plans: their own FLOPs.
+/// numpy.einsum_path's "naive FLOP count": one loop nest over every distinct axis doing
+/// max(1, n - 1) operations per iteration for n operands, plus one when some axis is in more
+/// than one operand (numpy's `inner_product`). Plans other than einsum: their own FLOPs.
 Count naive_flops(const Plan& plan, Count flops) {
-  if (!plan.contraction) return flops;
-  const ContractionInfo& info = *plan.contraction;
+  if (plan.op != Op::einsum) return flops;
+  std::vector<std::vector<AxisId>> operands;
+  if (plan.contraction) {
+    operands = plan.contraction->operands;
+  } else {
+    operands.emplace_back();
+    for (const DimAxes& dim : plan.value(0).dims) operands[0] = unite(std::move(operands[0]), dim);
+  }
   std::vector<AxisId> all;
-  for (const auto& o : info.operands) all = unite(std::move(all), o);
-  bool summed = false;
-  for (AxisId id : all) summed = summed || std::find(info.output.begin(), info.output.end(), id) == info.output.end();
-  const auto n = static_cast<std::uint64_t>(info.operands.size());
-  return size_of(plan.axes, all) * Count(n - 1 + (summed ? 1 : 0));
+  std::size_t total = 0;
+  for (const auto& o : operands) {
+    all = unite(std::move(all), o);
+    total += o.size();
+  }
+  const bool inner = total > all.size();
+  const auto n = static_cast<std::uint64_t>(operands.size());
+  return size_of(plan.axes, all) * Count(std::max<std::uint64_t>(1, n - 1) + (inner ? 1 : 0));
 }
 
 /// numpy.einsum_path's (and opt_einsum's) count of einexpr's own path: each pairwise step
