@@ -149,6 +149,7 @@ Single resolve_single(const Tensor& x, const std::string& pattern, const AxisLen
   const int e = ellipsis_of(p.operands.at(0), x.dim());
   int anon = 0;
   s.left = side_of(p.operands[0], e, e, s.lens, anon);
+  if (x.dim() == 0) s.left.clear();  // "()" names a 0-d input too
   s.right = side_of(p.output, e, e, s.lens, anon);
   learn(s.left, x.shape(), s.lens);
   return s;
@@ -226,8 +227,10 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
   for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
   std::vector<Side> sides;
   int anon = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i)
+  for (std::size_t i = 0; i < xs.size(); ++i) {
     sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
+    if (xs[i].dim() == 0) sides.back().clear();  // "()" names a 0-d operand too
+  }
   for (int pass = 0; pass < 3; ++pass)  // single dims first, then groups by division
     for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
   const Side out = side_of(p.output, total, total, lens, anon);
@@ -266,8 +269,10 @@ std::vector<Result> einsum_gradients(const std::vector<Tensor>& xs, const std::s
   for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
   std::vector<Side> sides;
   int anon = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i)
+  for (std::size_t i = 0; i < xs.size(); ++i) {
     sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
+    if (xs[i].dim() == 0) sides.back().clear();  // "()" names a 0-d operand too
+  }
   for (int pass = 0; pass < 3; ++pass)
     for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
   const Side out = side_of(p.output, total, total, lens, anon);
