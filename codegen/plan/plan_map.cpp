@@ -6,6 +6,7 @@
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "plan/resolve.hpp"
+#include "plan/resolve_common.hpp"
 
 namespace einexpr {
 
@@ -35,9 +36,8 @@ void check_map_dtype(const char* fn, bool needs_float, DType dtype) {
 Plan plan_unary(UnaryOp op, const Layout& input, DType dtype) {
   check_map_dtype(name(op), float_only(op), dtype);
   AxisTable table;
-  std::vector<DimAxes> dims;
-  for (int d = 0; d < input.dim(); ++d)
-    dims.push_back({table.add(Axis{"…" + std::to_string(d), input.shape[static_cast<std::size_t>(d)], AxisKind::ellipsis})});
+  std::vector<DimAxes> dims;  // the input's dims, as '...' would name them
+  for (AxisId id : detail::resolving::ellipsis_axes(table, input.shape)) dims.push_back({id});
   PlanBuilder b(Op::map, "", dtype, std::move(table));
   const int x = b.add_input(input, dims);
   const int dst = b.new_temp_value(input.shape, contiguous_strides(input.shape), dims);
