@@ -20,7 +20,8 @@ struct CostReport {
   Cost cost;
   std::optional<BackwardCost> backward;  // none when a gradient is not defined...
   std::string backward_error;            // ...and why
-  Roofline roofline;
+  std::optional<Roofline> roofline;      // none when the device lists no peak for the dtype...
+  std::string roofline_error;            // ...and why
 };
 
 CostReport make_report(const CostArgs& args) {
@@ -35,7 +36,12 @@ CostReport make_report(const CostArgs& args) {
   } catch (const Error& e) {
     r.backward_error = e.what();
   }
-  r.roofline = roofline(r.cost, device);
+  try {  // nor for want of a peak where the tables list none (bool, integers)
+    r.roofline = roofline(r.cost, device);
+  } catch (const Error& e) {
+    if (is_floating(dtype)) throw;  // a float peak the chosen device lacks: the user's to fix
+    r.roofline_error = e.what();
+  }
   return r;
 }
 
@@ -47,7 +53,6 @@ std::string title(const ExprSpec& e, DType dtype) {
 
 void print_cost_table(const CostReport& r) {
   const Cost& c = r.cost;
-  const Roofline& f = r.roofline;
   Table t({}, "lrll");
   add_quantity(t, "FLOPs", si(c.flops.to_double(), "FLOP"), c.flops.str() + " = " + c.flops_formula.str());
   add_quantity(t, "exact FLOPs", si(c.flops_exact.to_double(), "FLOP"), c.flops_exact.str() + " (multiplies + adds)");
@@ -68,15 +73,20 @@ void print_cost_table(const CostReport& r) {
                  r.backward->flops.str() + " (" + std::to_string(r.backward->gradients.size()) + " gradients)");
   else
     t.add({"backward", "-", "", "none: " + r.backward_error});
-  t.add({"roofline", "", "",
-         f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
-             si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
-  t.add({"bound", "", "",
-         f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
-             num(f.accelerator_intensity) + ")"});
-  add_quantity(t, "time", seconds(f.time_s),
-               "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
-  add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
+  if (r.roofline) {
+    const Roofline& f = *r.roofline;
+    t.add({"roofline", "", "",
+           f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
+               si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
+    t.add({"bound", "", "",
+           f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
+               num(f.accelerator_intensity) + ")"});
+    add_quantity(t, "time", seconds(f.time_s),
+                 "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
+    add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
+  } else {
+    t.add({"roofline", "-", "", "none: " + r.roofline_error});
+  }
   std::cout << title(r.expr, c.dtype) << t.str();
 }
 
@@ -151,7 +161,12 @@ void print_cost_json(const CostReport& r, bool with_gradients) {
     j.key("backward").null();
     j.field("backward_error", r.backward_error);
   }
-  write_roofline_json(j, r.roofline);
+  if (r.roofline) {
+    write_roofline_json(j, *r.roofline);
+  } else {
+    j.key("roofline").null();
+    j.field("roofline_error", r.roofline_error);
+  }
   j.end_object();
 }
 
