@@ -26,7 +26,7 @@ struct Entry {
 
 /// What an op asks of the engine.
 struct Request {
-  OpSpec spec;
+  const OpSpec& spec;
   std::string_view pattern;   // empty only for a map of one argument without a pattern
   std::span<const Tensor> inputs;
 };

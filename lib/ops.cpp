@@ -23,16 +23,33 @@ auto guarded(std::string_view op_name, std::string_view pattern, std::span<const
 
 /// Plans (cached) and runs `spec` on `inputs`; writes into *out when given.
 Tensor execute(const OpSpec& spec, std::string_view pattern, std::span<const Tensor> inputs, Tensor* out) {
-  const std::string op_name = engine::op_name(spec);
-  const AxisLengths* lengths = spec.op == Op::map && pattern.empty() ? nullptr : &spec.lengths;
-  return guarded(op_name, pattern, inputs, lengths, [&] {
-    engine::common_dtype_device(op_name, inputs);
+  try {
+    engine::common_dtype_device(name(spec.op), inputs);
     const auto e = engine::entry({spec, pattern, inputs});
     if (out == nullptr) return e->program.run(inputs);
     e->program.run_into(inputs, *out);
     return *out;
-  });
+  } catch (Error& e) {
+    const AxisLengths* lengths = spec.op == Op::map && pattern.empty() ? nullptr : &spec.lengths;
+    e.add_context(engine::context(engine::op_name(spec), pattern, inputs, lengths));
+    throw;
+  }
 }
+
+/// The OpSpec of a call, one per thread and reused: assigning the lengths reuses their
+/// buffers, so a call whose program is cached allocates nothing for its spec.
+OpSpec& spec_of(Op op, const AxisLengths& lengths) {
+  thread_local OpSpec spec;
+  spec.op = op;
+  spec.reduction = Reduction::sum;
+  spec.function = UnaryOp::relu;
+  spec.copy = Copy::if_needed;
+  spec.order = ContractionOrder::optimal;
+  spec.lengths.assign(lengths.begin(), lengths.end());
+  return spec;
+}
+
+const AxisLengths no_lengths;
 
 Tensor one(const OpSpec& spec, const Tensor& x, std::string_view pattern, Tensor* out = nullptr) {
   return execute(spec, pattern, std::span<const Tensor>(&x, 1), out);
@@ -48,11 +65,15 @@ T parse_named(std::string_view what, std::string_view pattern, std::span<const T
 }  // namespace
 
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
-  return one(OpSpec::rearrange(lengths, copy), x, pattern);
+  OpSpec& spec = spec_of(Op::rearrange, lengths);
+  spec.copy = copy;
+  return one(spec, x, pattern);
 }
 
 Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths) {
-  return one(OpSpec::reduce(reduction, lengths), x, pattern);
+  OpSpec& spec = spec_of(Op::reduce, lengths);
+  spec.reduction = reduction;
+  return one(spec, x, pattern);
 }
 
 Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction, const AxisLengths& lengths) {
@@ -62,14 +83,20 @@ Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduct
 }
 
 Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
-  return one(OpSpec::repeat(lengths, copy), x, pattern);
+  OpSpec& spec = spec_of(Op::repeat, lengths);
+  spec.copy = copy;
+  return one(spec, x, pattern);
 }
 
 Tensor einsum(std::span<const Tensor> operands, std::string_view pattern, const AxisLengths& lengths) {
-  return execute(OpSpec::einsum(lengths), pattern, operands, nullptr);
+  return execute(spec_of(Op::einsum, lengths), pattern, operands, nullptr);
 }
 
-Tensor map(const Tensor& x, UnaryOp function) { return one(OpSpec::map(function), x, ""); }
+Tensor map(const Tensor& x, UnaryOp function) {
+  OpSpec& spec = spec_of(Op::map, no_lengths);
+  spec.function = function;
+  return one(spec, x, "");
+}
 
 Tensor map(const Tensor& x, std::string_view function) {
   const UnaryOp fn = parse_named<UnaryOp>("map", "", std::span<const Tensor>(&x, 1), nullptr,
@@ -79,7 +106,9 @@ Tensor map(const Tensor& x, std::string_view function) {
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
   const std::array<Tensor, 2> in{x, y};
-  return execute(OpSpec::map(function), pattern, in, nullptr);
+  OpSpec& spec = spec_of(Op::map, no_lengths);
+  spec.function = function;
+  return execute(spec, pattern, in, nullptr);
 }
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function) {

@@ -66,12 +66,16 @@ std::string OpSpec::str() const {
 }
 
 void OpSpec::append_key(std::string& key) const {
-  append_pod(key, op);
-  append_pod(key, reduction);
-  append_pod(key, static_cast<unsigned char>(function.index()));
-  std::visit([&](auto f) { append_pod(key, f); }, function);
-  append_pod(key, copy);
-  append_pod(key, order);
+  append_pod(key, op);  // then only the fields this op reads
+  switch (op) {
+    case Op::einsum: append_pod(key, order); break;
+    case Op::reduce: append_pod(key, reduction); break;
+    case Op::rearrange: case Op::repeat: append_pod(key, copy); break;
+    case Op::map:
+      append_pod(key, static_cast<unsigned char>(function.index()));
+      std::visit([&](auto f) { append_pod(key, f); }, function);
+      break;
+  }
   for (const auto& [axis, length] : lengths) {
     key.append(axis);
     key.push_back('=');
