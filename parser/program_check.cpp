@@ -24,7 +24,20 @@ Source in_pattern(const ast::PatternArg& arg, ast::Span span) {
   return at_offset(ast::file_offset(arg, span.begin));
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+/// 's', with control bytes as \xNN (a function string may hold any byte but '"' and '\n').
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+      continue;
+    }
+    const char* hex = "0123456789ABCDEF";
+    out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+  }
+  return out + "'";
+}
 
 std::string list(std::span<const std::string_view> names) {
   std::string s;
