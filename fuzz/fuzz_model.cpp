@@ -78,12 +78,43 @@ struct SourceChecker {
   }
 };
 
+/// A statement's Sources, and the checks' promises: its tensors defined by earlier items,
+/// its pattern's axes defined.
+void check_statement(const ast::Program& p, const ast::Item& item, const SourceChecker& at) {
+  const auto& s = std::get<ast::Statement>(item);
+  at(s.source, "statement");
+  at(s.name, "statement name");
+  at(s.op_name, "op name");
+  at(s.pattern.source, "pattern");
+  const ast::Span literal = s.pattern.source.span;
+  FUZZ_CHECK(at.text.substr(literal.begin, literal.end - literal.begin) == "\"" + s.pattern.pattern.text + "\"",
+             "the pattern's Source is not its literal");
+  for (const ast::AxisDef& d : s.lengths) at(d);
+  for (const ast::Identifier& in : s.inputs) {
+    at(in, "tensor argument");
+    const ast::Item* def = ast::find_tensor(p, in.name);
+    FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
+  }
+  auto axis_defined = [&](const std::string& name) {
+    FUZZ_CHECK(ast::find_axis(p, name), "axis '" + name + "' has no definition");
+  };
+  auto axes_defined = [&](const ast::Operand& operand) {
+    for (const ast::Term& term : operand.terms) {
+      if (const auto* n = std::get_if<ast::Named>(&term)) axis_defined(n->name);
+      if (const auto* g = std::get_if<ast::Group>(&term))
+        for (const ast::Atom& atom : g->atoms)
+          if (const auto* n = std::get_if<ast::Named>(&atom)) axis_defined(n->name);
+    }
+  };
+  for (const ast::Operand& operand : s.pattern.pattern.operands) axes_defined(operand);
+  axes_defined(s.pattern.pattern.output);
+}
+
 /// Every Source of the program, and the checks' promises, hold.
 void check_program(const ast::Program& p, std::string_view text) {
   FUZZ_CHECK(p.text == text && p.file == file_name, "the program does not keep its text and file");
   const SourceChecker at{text};
-  for (std::size_t index = 0; index < p.items.size(); ++index) {
-    const ast::Item& item = p.items[index];
+  for (const ast::Item& item : p.items) {
     if (const auto* a = std::get_if<ast::AxesDecl>(&item)) {
       at(a->source, "axes line");
       for (const ast::AxisDef& d : a->axes) at(d);
@@ -96,33 +127,7 @@ void check_program(const ast::Program& p, std::string_view text) {
     } else if (const auto* o = std::get_if<ast::OutputDecl>(&item)) {
       for (const ast::Identifier& n : o->names) at(n, "output name");
     } else {
-      const auto& s = std::get<ast::Statement>(item);
-      at(s.source, "statement");
-      at(s.name, "statement name");
-      at(s.op_name, "op name");
-      at(s.pattern.source, "pattern");
-      FUZZ_CHECK(text.substr(s.pattern.source.span.begin, s.pattern.source.span.end - s.pattern.source.span.begin) ==
-                     "\"" + s.pattern.pattern.text + "\"",
-                 "the pattern's Source is not its literal");
-      for (const ast::AxisDef& d : s.lengths) at(d);
-      for (const ast::Identifier& in : s.inputs) {
-        at(in, "tensor argument");
-        const ast::Item* def = ast::find_tensor(p, in.name);
-        FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
-      }
-      auto axis_defined = [&](const std::string& name) {
-        FUZZ_CHECK(ast::find_axis(p, name), "axis '" + name + "' has no definition");
-      };
-      auto axes_defined = [&](const ast::Operand& operand) {
-        for (const ast::Term& term : operand.terms) {
-          if (const auto* n = std::get_if<ast::Named>(&term)) axis_defined(n->name);
-          if (const auto* g = std::get_if<ast::Group>(&term))
-            for (const ast::Atom& atom : g->atoms)
-              if (const auto* n = std::get_if<ast::Named>(&atom)) axis_defined(n->name);
-        }
-      };
-      for (const ast::Operand& operand : s.pattern.pattern.operands) axes_defined(operand);
-      axes_defined(s.pattern.pattern.output);
+      check_statement(p, item, at);
     }
   }
   FUZZ_CHECK(!p.outputs.empty(), "no output");

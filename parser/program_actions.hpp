@@ -244,7 +244,7 @@ struct action<statement> {
   static void apply(const Input& in, ProgramBuilder& b) {
     if (!b.pattern)
       b.fail(b.offset(in) + in.size() - 1,
-             std::string("expected a pattern string: 'name = ") + std::string(b.op_name.name) +
+             "expected a pattern string: 'name = " + b.op_name.name +
                  "(tensors, \"pattern\")'");
     b.add(ast::Statement{std::move(b.name), b.op, std::move(b.op_name), std::move(b.names),
                          std::move(*b.pattern), std::move(b.function), std::move(b.defs),

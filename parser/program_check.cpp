@@ -2,8 +2,6 @@
 // in source order; the first fault throws ProgramError, with a note where a second place
 // matters (the first definition of a name defined twice, the later definition of a name
 // used too early). Tensors and axes are two namespaces.
-#include "program_check.hpp"
-
 #include <string>
 #include <unordered_map>
 #include <variant>

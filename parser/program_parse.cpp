@@ -7,7 +7,6 @@
 
 #include "einexpr/parser/program.hpp"
 #include "program_actions.hpp"
-#include "program_check.hpp"
 #include "program_grammar.hpp"
 #include "program_messages.hpp"
 

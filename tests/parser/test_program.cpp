@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ast_strip.hpp"
+#include "einexpr/parser/parse.hpp"
 #include "einexpr/parser/program.hpp"
 
 using namespace einexpr;
@@ -274,4 +275,32 @@ TEST_CASE("program: ProgramError's message, place and note", "[program]") {
   // past the end: the caret goes after the last line
   const ProgramError at_end("end", "m.ein", "a\nbc", 4);
   CHECK(std::string(at_end.what()) == "m.ein:2:3: end\n  bc\n    ^");
+}
+
+TEST_CASE("program: a program built in code is checked the same way", "[program]") {
+  auto id = [](const char* name) { return ast::Identifier{name, {}}; };
+  ast::Program p;
+  p.items.push_back(ast::AxesDecl{{{id("B"), 2, {}}, {id("D"), 3, {}}}, {}});
+  p.items.push_back(ast::TensorDecl{ast::TensorKind::input, id("x"), {{{id("B")}, {}}, {{id("D")}, {}}}, {}, {}});
+  ast::Statement s;
+  s.name = id("h");
+  s.op = Op::reduce;
+  s.op_name = id("reduce");
+  s.inputs = {id("x")};
+  s.pattern.pattern = parse("B D -> B");
+  s.function = ast::StringArg{"sum", {}};
+  p.items.push_back(s);
+  check_program(p);
+  REQUIRE(p.outputs.size() == 1);
+  CHECK(p.outputs[0].name == "h");
+  CHECK(ast::to_string(p) == "axes B=2 D=3\ninput x: B D\nh = reduce(x, \"B D -> B\", \"sum\")\n");
+
+  std::get<ast::Statement>(p.items[2]).inputs = {id("y")};
+  try {
+    check_program(p);
+    FAIL("no error");
+  } catch (const ProgramError& e) {
+    CHECK(e.reason() == "unknown tensor 'y': declare it with input or param");
+    CHECK(std::string(e.what()) == "<program>:1:1: unknown tensor 'y': declare it with input or param\n  \n  ^");
+  }
 }

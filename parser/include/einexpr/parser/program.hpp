@@ -90,4 +90,9 @@ inline constexpr std::size_t max_program_length = std::size_t{1} << 20;
 /// filled (the last statement if no output line names any).
 ast::Program parse_program(std::string_view text, std::string_view file_name = "");
 
+/// The checks of parse_program alone, for a program built in code (its statements' patterns
+/// from parse()); fills program.outputs. Errors point at the nodes' Sources, which in a
+/// built program may all be 1:1 of an empty text.
+void check_program(ast::Program& program);
+
 }  // namespace einexpr
