@@ -14,7 +14,8 @@
 //   axes NAME=LEN ...            axis lengths, positive integers (overridable later)
 //   input NAME: DIMS [DTYPE]     data (no gradient)
 //   param NAME: DIMS [DTYPE]     trainable
-//   output NAME ...              what the program returns (default: its last statement)
+//   output NAME ...              what the program returns (default: its last statement);
+//                                anywhere in the file, naming any tensor of it
 //   NAME = OP(TENSOR, ..., "PATTERN"[, "FUNCTION"][, AXIS=LEN ...])
 // DIMS: axis names separated by spaces, or compositions "(H K)" (a dim of length H·K); none
 // for a scalar. DTYPE: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool, last on the line.
@@ -23,8 +24,9 @@
 // function name; AXIS=LEN defines an axis for the whole program, as an axes line would.
 //
 // Names are checked without shapes (check order = source order, first fault reported):
-//   - every tensor and axis is defined before it is used (so no cycle can exist), and
-//     defined once; axes, input, param and output are keywords, dtype names name no axis;
+//   - every tensor and axis is defined before it is used, and defined once: a program reads
+//     top-down as it runs, no cycle can exist, and a name means one thing (a fault names
+//     both places); axes, input, param and output are keywords, dtype names name no axis;
 //   - the op is in the table, with its number of tensors and its FUNCTION (a known name);
 //   - the pattern has one operand per tensor and passes check(pattern, op); a unary map's
 //     output is its input (map does not move axes); a call's AXIS=LEN appears in its pattern;
