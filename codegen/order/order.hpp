@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "einexpr/codegen/axes.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "order/sat_count.hpp"
 
@@ -22,10 +23,10 @@ enum class Objective : unsigned char {
 
 /// An einsum as the search sees it: each operand's distinct axis ids, the ids the result
 /// keeps, every id's length. An axis one operand holds and nothing else needs is summed
-/// inside that operand's first step (plan_einsum sums those before it asks).
+/// inside that operand's first step (plan/contract.cpp sums those before it asks).
 struct Problem {
-  std::vector<std::vector<int>> operands;
-  std::vector<int> output;
+  std::vector<std::vector<AxisId>> operands;
+  std::vector<AxisId> output;
   std::vector<std::int64_t> lengths;  // by axis id, >= 0
 };
 

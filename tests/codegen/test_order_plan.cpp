@@ -3,12 +3,15 @@
 // asked for. Problems become einsum patterns with axes named a0, a1, ...
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "order/order.hpp"
 #include "order_problems.hpp"
+#include "search_time.hpp"
 
 using namespace einexpr;
 using order::Problem;
@@ -71,16 +74,19 @@ TEST_CASE("64 operands: the search's count is exact and small, and cost() charge
   }
 }
 
-TEST_CASE("the plan's note names the search and what left to right costs", "[order][planner]") {
+TEST_CASE("the plan's note names the search, its time and what left to right costs", "[order][planner]") {
+  using testing_support::without_search_time;
   const Problem chain = order_testing::matrix_chain({64, 4, 64, 4});
-  CHECK(plan_of(chain).notes.at(0) ==
-        "contraction order (1 (2 3)): 4096 FLOPs (optimal: matrix chain); left to right ((1 2) 3): 65536");
-  CHECK(plan_of(chain, ContractionOrder::naive).notes.at(0) ==
-        "contraction order ((1 2) 3): 65536 FLOPs (left to right); left to right ((1 2) 3): 65536");
-  CHECK(plan_of(chain, ContractionOrder::greedy).notes.at(0) ==
-        "contraction order (1 (2 3)): 4096 FLOPs (greedy); left to right ((1 2) 3): 65536");
+  const std::string note = plan_of(chain).notes.at(0);
+  CHECK(without_search_time(note) ==
+        "contraction order (1 (2 3)): 4096 FLOPs (optimal: matrix chain, T ms); left to right ((1 2) 3): 65536");
+  CHECK(std::regex_search(note, std::regex(R"(chain, [0-9.]+(e-[0-9]+)? ms\))")));  // a time, not a placeholder
+  CHECK(without_search_time(plan_of(chain, ContractionOrder::naive).notes.at(0)) ==
+        "contraction order ((1 2) 3): 65536 FLOPs (left to right, T ms); left to right ((1 2) 3): 65536");
+  CHECK(without_search_time(plan_of(chain, ContractionOrder::greedy).notes.at(0)) ==
+        "contraction order (1 (2 3)): 4096 FLOPs (greedy, T ms); left to right ((1 2) 3): 65536");
   const Problem p = order_testing::rand_equation(8, 3, 2, 5);
-  CHECK_THAT(plan_of(p).notes.at(0), Catch::Contains("FLOPs (optimal: exhaustive)"));
+  CHECK_THAT(without_search_time(plan_of(p).notes.at(0)), Catch::Contains("FLOPs (optimal: exhaustive, T ms)"));
   const Problem q = order_testing::rand_equation(14, 3, 2, 5);
-  CHECK_THAT(plan_of(q).notes.at(0), Catch::Contains("FLOPs (optimal: dynamic programming"));
+  CHECK_THAT(plan_of(q).notes.at(0), Catch::Contains("FLOPs (optimal: dynamic programming, "));
 }
