@@ -32,7 +32,7 @@ struct Compiled::Impl {
 };
 
 Compiled::Compiled(Op op, std::string_view pattern, AxisLengths lengths, Reduction reduction, Copy copy)
-    : Compiled(OpSpec{op, reduction, UnaryOp::relu, copy, ContractionOrder::optimal, std::move(lengths)}, pattern) {}
+    : Compiled(OpSpec{op, reduction, UnaryOp::relu, copy, ContractionOrder::optimal, std::move(lengths), {}}, pattern) {}
 
 Compiled::Compiled(OpSpec spec, std::string_view pattern) : impl_(std::make_unique<Impl>()) {
   impl_->spec = std::move(spec);

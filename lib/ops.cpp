@@ -45,6 +45,7 @@ OpSpec& spec_of(Op op, const AxisLengths& lengths) {
   spec.function = UnaryOp::relu;
   spec.copy = Copy::if_needed;
   spec.order = ContractionOrder::optimal;
+  spec.goal = {};
   spec.lengths.assign(lengths.begin(), lengths.end());
   return spec;
 }

@@ -14,12 +14,8 @@
 
 namespace einexpr::order {
 
-/// What the search minimizes.
-enum class Objective : unsigned char {
-  flops,                 // the FLOPs of the steps (default)
-  largest_intermediate,  // the largest intermediate (elements), then the FLOPs
-  flops_and_bytes,       // FLOPs + alpha * bytes the steps write
-};
+/// What the search minimizes (planner.hpp's OrderObjective).
+using Objective = OrderObjective;
 
 /// An einsum as the search sees it: each operand's distinct axis ids, the ids the result
 /// keeps, every id's length. An axis one operand holds and nothing else needs is summed

@@ -6,6 +6,7 @@
 #include "plan/contract.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -249,6 +250,24 @@ order::Problem order_problem(const std::vector<AtomView>& nodes, const Axes& out
   return problem;
 }
 
+/// The search's options for `goal`; an alpha or memory limit no search can take is the
+/// caller's error.
+order::Options order_options(ContractionOrder order, const OrderGoal& goal, DType dtype) {
+  if (!std::isfinite(goal.alpha) || goal.alpha < 0)
+    throw Error("einsum: the contraction order's alpha (FLOPs per byte written) must be finite and >= 0, not " +
+                std::to_string(goal.alpha));
+  if (goal.memory_limit && *goal.memory_limit < 0)
+    throw Error("einsum: the memory limit on intermediates must be >= 0 elements, not " +
+                std::to_string(*goal.memory_limit));
+  order::Options o;
+  o.method = order;
+  o.objective = goal.objective;
+  o.alpha = goal.alpha;
+  o.element_bytes = static_cast<int>(element_size(dtype));
+  if (goal.memory_limit) o.memory_limit = order::SatCount(static_cast<std::uint64_t>(*goal.memory_limit));
+  return o;
+}
+
 /// "contraction order (1 (2 3)): 4096 FLOPs (optimal: matrix chain, 0.0123 ms); left to
 /// right ((1 2) 3): 65536": the order, its FLOPs, the search that found it (with
 /// "optimal: " when the answer is proven), how long the search took, and left to right.
@@ -264,8 +283,10 @@ std::string order_note(const order::Problem& problem, const order::Path& path) {
 
 }  // namespace
 
-AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& output, ContractionOrder order) {
+AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& output, ContractionOrder order,
+                      const OrderGoal& goal) {
   EINEXPR_ASSERT(!nodes.empty(), "contract_all: no operands");
+  const order::Options options = order_options(order, goal, b.dtype());  // checked for any count
   ContractionInfo info;
   info.output = output;
   for (const AtomView& v : nodes) info.operands.push_back(v.ids());
@@ -284,8 +305,6 @@ AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& o
   std::string note;
   if (nodes.size() > 2) {
     const order::Problem problem = order_problem(nodes, output, b.axes());
-    order::Options options;
-    options.method = order;
     order::Path path = order::find_path(problem, options);
     note = order_note(problem, path);
     steps = std::move(path.steps);

@@ -1,5 +1,6 @@
 // plan(): the one planning entry (planner.hpp). Every caller plans through it with an
 // OpSpec; the planners per op below it are the steps of a switch, not separate entries.
+#include <cstdio>
 #include <cstring>
 
 #include "einexpr/codegen/planner.hpp"
@@ -40,7 +41,7 @@ const char* copy_name(Copy c) {
 
 Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs, DType dtype) {
   switch (spec.op) {
-    case Op::einsum: return plan_einsum(need(pattern, spec.op), inputs, dtype, spec.lengths, spec.order);
+    case Op::einsum: return plan_einsum(need(pattern, spec.op), inputs, dtype, spec.lengths, spec.order, spec.goal);
     case Op::rearrange: return plan_rearrange(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
     case Op::reduce: return plan_reduce(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.reduction, spec.lengths);
     case Op::repeat: return plan_repeat(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
@@ -62,13 +63,25 @@ std::string OpSpec::str() const {
   if ((op == Op::rearrange || op == Op::repeat) && copy != Copy::if_needed) s += std::string(" (copy ") + copy_name(copy) + ")";
   if (op == Op::einsum && order != ContractionOrder::optimal)
     s += order == ContractionOrder::greedy ? " (greedy order)" : " (left to right)";
+  if (op == Op::einsum && goal.objective != OrderObjective::flops) {
+    char alpha[32];
+    std::snprintf(alpha, sizeof alpha, "%g", goal.alpha);
+    s += goal.objective == OrderObjective::largest_intermediate ? std::string(" (order by largest intermediate)")
+                                                               : " (order by FLOPs + " + std::string(alpha) + " per byte)";
+  }
+  if (op == Op::einsum && goal.memory_limit) s += " (intermediates <= " + std::to_string(*goal.memory_limit) + " elements)";
   return s;
 }
 
 void OpSpec::append_key(std::string& key) const {
   append_pod(key, op);  // then only the fields this op reads
   switch (op) {
-    case Op::einsum: append_pod(key, order); break;
+    case Op::einsum:
+      append_pod(key, order);
+      append_pod(key, goal.objective);
+      append_pod(key, goal.alpha);
+      append_pod(key, goal.memory_limit.value_or(-1));
+      break;
     case Op::reduce: append_pod(key, reduction); break;
     case Op::rearrange: case Op::repeat: append_pod(key, copy); break;
     case Op::map:

@@ -3,7 +3,9 @@
 // asked for. Problems become einsum patterns with axes named a0, a1, ...
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <regex>
+#include <string>
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/planner.hpp"
@@ -29,7 +31,7 @@ std::string pattern_of(const Problem& p) {
   return text + " -> " + side(p.output);
 }
 
-Plan plan_of(const Problem& p, ContractionOrder order = ContractionOrder::optimal) {
+Plan plan_of(const Problem& p, ContractionOrder order = ContractionOrder::optimal, const OrderGoal& goal = {}) {
   const ast::Pattern pattern = parse(pattern_of(p));
   check(pattern, Op::einsum);
   std::vector<Layout> in;
@@ -38,7 +40,23 @@ Plan plan_of(const Problem& p, ContractionOrder order = ContractionOrder::optima
     for (int a : o) s.push_back(p.lengths[static_cast<std::size_t>(a)]);
     in.push_back(Layout::contiguous(s));
   }
-  return plan_einsum(pattern, in, DType::f32, {}, order);
+  OpSpec spec = OpSpec::einsum({}, goal);
+  spec.order = order;
+  return plan(spec, &pattern, in, DType::f32);
+}
+
+/// The elements of each contraction's result, in step order (the last is the einsum's).
+std::vector<std::int64_t> contraction_results(const Plan& plan) {
+  std::vector<std::int64_t> sizes;
+  for (const Step& s : plan.steps)
+    if (const auto* c = std::get_if<ContractStep>(&s)) sizes.push_back(plan.value(c->dst).layout.numel());
+  return sizes;
+}
+
+std::int64_t largest_intermediate(const Plan& plan) {
+  std::vector<std::int64_t> sizes = contraction_results(plan);
+  sizes.pop_back();  // the result itself is exempt
+  return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
 }
 
 }  // namespace
@@ -89,4 +107,71 @@ TEST_CASE("the plan's note names the search, its time and what left to right cos
   CHECK_THAT(without_search_time(plan_of(p).notes.at(0)), Catch::Contains("FLOPs (optimal: exhaustive, T ms)"));
   const Problem q = order_testing::rand_equation(14, 3, 2, 5);
   CHECK_THAT(plan_of(q).notes.at(0), Catch::Contains("FLOPs (optimal: dynamic programming, "));
+}
+
+TEST_CASE("the planner honours the order goal: a memory limit, or a refusal naming the least peak", "[order][planner]") {
+  using order_testing::exhaustive;
+  using order_testing::Goal;
+  int checked = 0;
+  for (int n = 4; n <= 8; ++n)
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const Problem p = order_testing::rand_equation(n, 3, 2, seed);
+      CAPTURE(pattern_of(p));
+      const order::SatCount peak = *exhaustive(p, Goal::peak);
+      const std::int64_t least = std::stoll(peak.str());
+      OrderGoal goal;
+      goal.memory_limit = least;
+      const Plan within = plan_of(p, ContractionOrder::optimal, goal);
+      CHECK(largest_intermediate(within) <= least);
+      CHECK(cost(within).flops.str() == exhaustive(p, Goal::flops, peak)->str());  // the fewest FLOPs within it
+      goal.memory_limit = least - 1;
+      CHECK_THROWS_AS(plan_of(p, ContractionOrder::optimal, goal), ShapeError);
+      CHECK_THROWS_WITH(plan_of(p, ContractionOrder::optimal, goal),
+                        Catch::Contains("within " + std::to_string(least - 1) + " elements") &&
+                            Catch::Contains("the smallest largest intermediate is " + peak.str() + " elements"));
+      goal.memory_limit.reset();
+      goal.objective = OrderObjective::largest_intermediate;
+      CHECK(largest_intermediate(plan_of(p, ContractionOrder::optimal, goal)) == least);
+      ++checked;
+    }
+  CHECK(checked == 15);
+}
+
+TEST_CASE("the planner's FLOPs + alpha·bytes order is the exhaustive optimum, bytes by the dtype", "[order][planner]") {
+  using order_testing::exhaustive;
+  for (int n = 4; n <= 7; ++n)
+    for (double alpha : {0.5, 8.0}) {
+      const Problem p = order_testing::rand_equation(n, 3, 2, static_cast<std::uint64_t>(n));
+      CAPTURE(pattern_of(p), alpha);
+      OrderGoal goal;
+      goal.objective = OrderObjective::flops_and_bytes;
+      goal.alpha = alpha;
+      const Plan planned = plan_of(p, ContractionOrder::optimal, goal);
+      std::int64_t written = 0;
+      for (std::int64_t e : contraction_results(planned)) written += e;
+      const auto weight = static_cast<std::uint64_t>(alpha * 4 * 65536);  // f32: 4 bytes an element
+      CHECK(cost(planned).flops * Count(65536) + Count(weight) * Count(static_cast<std::uint64_t>(written)) ==
+            exhaustive(p, order_testing::Goal::flops_and_bytes, std::nullopt, weight)->count());
+    }
+}
+
+TEST_CASE("order goals are part of the spec: printed, keyed, checked", "[order][planner]") {
+  OpSpec plain = OpSpec::einsum();
+  OpSpec limited = OpSpec::einsum({}, OrderGoal{OrderObjective::flops, 0, 4096});
+  OpSpec by_bytes = OpSpec::einsum({}, OrderGoal{OrderObjective::flops_and_bytes, 0.5, std::nullopt});
+  CHECK(limited.str() == "einsum (intermediates <= 4096 elements)");
+  CHECK(by_bytes.str() == "einsum (order by FLOPs + 0.5 per byte)");
+  std::string k1, k2, k3;
+  plain.append_key(k1);
+  limited.append_key(k2);
+  by_bytes.append_key(k3);
+  CHECK(k1 != k2);
+  CHECK(k1 != k3);
+  CHECK(k2 != k3);
+  const Problem p = order_testing::rand_equation(3, 3, 2, 1);
+  for (const OrderGoal& bad : {OrderGoal{OrderObjective::flops_and_bytes, -1, std::nullopt},
+                               OrderGoal{OrderObjective::flops, 0, -5}}) {
+    CHECK_THROWS_AS(plan_of(p, ContractionOrder::optimal, bad), Error);
+    CHECK_THROWS_WITH(plan_of(p, ContractionOrder::optimal, bad), Catch::Contains(bad.alpha < 0 ? "alpha" : "memory limit"));
+  }
 }

@@ -3,6 +3,7 @@
 // ShapeError names the axis and both sizes ("axis h is 64 in operand 1 but 32 in operand 2");
 // the pattern's text is in the plan for printing.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <variant>
 #include <string>
@@ -34,6 +35,24 @@ enum class ContractionOrder : unsigned char {
   naive,    // left to right, as written
 };
 
+/// What the einsum's contraction order minimizes (ContractionOrder::optimal and greedy).
+enum class OrderObjective : unsigned char {
+  flops,                 // the FLOPs of the contractions (default)
+  largest_intermediate,  // the largest intermediate (elements), then the FLOPs within it
+  flops_and_bytes,       // FLOPs + alpha * bytes the contractions write
+};
+
+/// The objective of the order search and the memory its intermediates may take.
+struct OrderGoal {
+  OrderObjective objective = OrderObjective::flops;
+  double alpha = 0;  // flops_and_bytes: FLOPs charged per byte written, finite and >= 0
+  /// The most elements one intermediate may hold (the result itself is exempt). An order
+  /// within it is found, or planning throws ShapeError naming the smallest peak there is.
+  std::optional<std::int64_t> memory_limit;
+  bool is_default() const noexcept { return *this == OrderGoal{}; }
+  friend bool operator==(const OrderGoal&, const OrderGoal&) = default;
+};
+
 /// A map's function: one argument (UnaryOp) or two (BinaryOp).
 using MapFunction = std::variant<UnaryOp, BinaryOp>;
 
@@ -48,16 +67,19 @@ struct OpSpec {
   Copy copy = Copy::if_needed;                       // rearrange, repeat
   ContractionOrder order = ContractionOrder::optimal;  // einsum
   AxisLengths lengths;                               // axis lengths given by name
+  OrderGoal goal;                                    // einsum: what the order minimizes
 
-  static OpSpec einsum(AxisLengths lengths = {}) { return {Op::einsum, {}, {}, {}, {}, std::move(lengths)}; }
+  static OpSpec einsum(AxisLengths lengths = {}, OrderGoal goal = {}) {
+    return {Op::einsum, {}, {}, {}, {}, std::move(lengths), goal};
+  }
   static OpSpec rearrange(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
-    return {Op::rearrange, {}, {}, copy, {}, std::move(lengths)};
+    return {Op::rearrange, {}, {}, copy, {}, std::move(lengths), {}};
   }
-  static OpSpec reduce(Reduction r, AxisLengths lengths = {}) { return {Op::reduce, r, {}, {}, {}, std::move(lengths)}; }
+  static OpSpec reduce(Reduction r, AxisLengths lengths = {}) { return {Op::reduce, r, {}, {}, {}, std::move(lengths), {}}; }
   static OpSpec repeat(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
-    return {Op::repeat, {}, {}, copy, {}, std::move(lengths)};
+    return {Op::repeat, {}, {}, copy, {}, std::move(lengths), {}};
   }
-  static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {Op::map, {}, f, {}, {}, std::move(lengths)}; }
+  static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {Op::map, {}, f, {}, {}, std::move(lengths), {}}; }
 
   /// "einsum", "reduce mean", "map gelu", "rearrange (copy always)": for messages.
   std::string str() const;
@@ -79,7 +101,7 @@ Plan plan_repeat(const ast::Pattern& pattern, const Layout& input, DType dtype,
                  const AxisLengths& lengths = {}, Copy copy = Copy::if_needed);
 Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype,
                  const AxisLengths& lengths = {},
-                 ContractionOrder order = ContractionOrder::optimal);
+                 ContractionOrder order = ContractionOrder::optimal, const OrderGoal& goal = {});
 /// Elementwise f(x): the output is a new contiguous tensor of x's shape.
 Plan plan_unary(UnaryOp op, const Layout& input, DType dtype);
 /// Elementwise f with a pattern: one operand ("b s h -> b s (h)": the output may permute,
