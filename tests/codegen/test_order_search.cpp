@@ -108,6 +108,49 @@ TEST_CASE("the heuristic never beats the exact search (14 to 24 operands)", "[or
     }
 }
 
+TEST_CASE("independent groups contract separately and meet last, at the optimum", "[order]") {
+  // Groups whose results are not scalars: each group's steps first, then k - 1 meetings. The
+  // optimum: every tree up to 10 operands (exhaustive), subset_dp on the whole network beyond.
+  const std::vector<std::vector<int>> sizes = {{3, 4}, {5, 5}, {3, 3, 4}, {6, 7}, {4, 4, 5}, {2, 5, 6}};
+  for (std::size_t c = 0; c < sizes.size(); ++c) {
+    std::vector<Problem> parts;
+    for (std::size_t g = 0; g < sizes[c].size(); ++g)
+      parts.push_back(rand_equation(sizes[c][g], 3, 1 + static_cast<int>(g % 2), c * 10 + g + 1));
+    const order_testing::Union u = order_testing::disjoint_union(parts, c + 5);
+    const Problem& p = u.problem;
+    CAPTURE(c, show(p));
+    const Path path = find_path(p);
+    CHECK(path.exact);
+    CHECK(path.method == (p.operands.size() <= 10 ? "exhaustive" : "dynamic programming"));  // groups apart: connected_dp_top
+    if (p.operands.size() <= 10) {
+      CHECK(path.flops == *exhaustive(p));
+    } else {
+      const detail::Network net = detail::build_network(p);
+      const detail::Found all = detail::subset_dp(net, detail::all_leaves(net), detail::weights_for(Options{}, net));
+      REQUIRE(all.tree);
+      CHECK(path.flops == evaluate(p, all.tree->steps).flops);
+    }
+    // Each node's group, -1 for a node of two or more groups: k groups meeting only after
+    // each is contracted to one node take exactly k - 1 steps with a -1 or mixed input.
+    std::vector<int> group = u.group;
+    for (const auto& [x, y] : path.steps) {
+      const int gx = group[static_cast<std::size_t>(x)], gy = group[static_cast<std::size_t>(y)];
+      group.push_back(gx == gy ? gx : -1);
+    }
+    CHECK(std::count(group.begin(), group.end(), -1) == static_cast<long>(sizes[c].size()) - 1);
+  }
+}
+
+TEST_CASE("a group with a scalar result: still the optimum", "[order]") {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const order_testing::Union u =
+        order_testing::disjoint_union({rand_equation(4, 3, 0, seed), rand_equation(5, 3, 2, seed + 10)}, seed);
+    CAPTURE(seed, show(u.problem));
+    const Path path = find_path(u.problem);
+    CHECK(path.flops == *exhaustive(u.problem));
+  }
+}
+
 TEST_CASE("the largest intermediate, and FLOPs under a memory limit, match the exhaustive search", "[order]") {
   for (int n = 3; n <= 8; ++n)
     for (std::uint64_t seed = 1; seed <= 8; ++seed) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "order/order.hpp"
@@ -89,6 +90,33 @@ inline Problem general_problem(int n, std::uint64_t seed, bool zero_lengths = fa
   for (int a : used)
     if (pick(rng, 0, 4) == 0) p.output.push_back(a);
   return p;
+}
+
+/// The problems side by side, sharing no axis (independent groups), their operands shuffled
+/// together by `seed`; group[i] is the part operand i came from.
+struct Union {
+  Problem problem;
+  std::vector<int> group;
+};
+inline Union disjoint_union(const std::vector<Problem>& parts, std::uint64_t seed) {
+  Union u;
+  std::vector<std::pair<std::vector<int>, int>> operands;
+  for (std::size_t g = 0; g < parts.size(); ++g) {
+    const int offset = static_cast<int>(u.problem.lengths.size());
+    u.problem.lengths.insert(u.problem.lengths.end(), parts[g].lengths.begin(), parts[g].lengths.end());
+    for (int a : parts[g].output) u.problem.output.push_back(a + offset);
+    for (std::vector<int> o : parts[g].operands) {
+      for (int& a : o) a += offset;
+      operands.emplace_back(std::move(o), static_cast<int>(g));
+    }
+  }
+  std::mt19937_64 rng(seed);
+  std::shuffle(operands.begin(), operands.end(), rng);
+  for (auto& [o, g] : operands) {
+    u.problem.operands.push_back(std::move(o));
+    u.group.push_back(g);
+  }
+  return u;
 }
 
 /// A chain of matrices d[i] x d[i+1], in the operand order `perm` (identity when empty).
