@@ -51,6 +51,7 @@ ComponentDp::ComponentDp(const Network& net, const Weights& w, const DpLimits& l
       root_last_(root_last),
       no_zero_(std::none_of(net.length.begin(), net.length.end(), [](SatCount l) { return l == SatCount(0); })),
       swap_prune_(no_zero_ && w.objective == Objective::flops && !w.limit),
+      pair_factor_(net.bond_regime ? 2 : 1),
       words_(static_cast<std::size_t>(net.words)),
       scratch_u_(words_),
       scratch_r_(words_) {}
@@ -128,8 +129,8 @@ bool ComponentDp::offer(Mask m, Mask nbr, const std::uint64_t* res_p, SatCount s
   return used;
 }
 
-/// x and b from a scan: first the bound (the step costs at least |x ∪ b| FLOPs) from what
-/// the list holds, then the pair.
+/// x and b from a scan: first the bound (the step costs at least |x ∪ b| FLOPs, twice that
+/// in the bond regime) from what the list holds, then the pair.
 void ComponentDp::visit(int x, const Held& h, SatCount least_b) {
   SatCount only_b = 1;  // |x ∪ b| / |x|
   if (words_ == 1) {
@@ -141,7 +142,7 @@ void ComponentDp::visit(int x, const Held& h, SatCount least_b) {
         only_b *= net_.length[i * 64 + static_cast<std::size_t>(__builtin_ctzll(c))];
   }
   const State& X = states_[static_cast<std::size_t>(x)];
-  if (w_.combine(w_.combine(X.least, least_b), w_.step(X.size * only_b, 0, false)) > limits_.cap) return;
+  if (w_.combine(w_.combine(X.least, least_b), w_.step(X.size * only_b * pair_factor_, 0, false)) > limits_.cap) return;
   if (pair(x, h.id, only_b)) {
     note_eligible(x, h.id);
     note_eligible(h.id, x);
@@ -187,8 +188,10 @@ void ComponentDp::scan(int x) {
   const State& X = states_[static_cast<std::size_t>(x)];
   const Mask xm = X.mask, xn = X.nbr;
   const int k = X.count, room = std::min(k, popcount(component_ & ~xm));
-  // A partner scoring more than this cannot fit (combine is + or max).
-  const SatCount b_room = w_.bottleneck() ? limits_.cap : limits_.cap - least(x);
+  // A partner scoring more than this cannot fit (combine is + or max): the step costs at
+  // least pair_factor_ FLOPs per element of x's result.
+  const SatCount b_room =
+      w_.bottleneck() ? limits_.cap : limits_.cap - least(x) - w_.step(X.size * pair_factor_, 0, false);
   for (Mask rest = xn; rest; rest &= rest - 1) {
     const int v = lowest(rest);
     const Mask below = (Mask(1) << v) - 1;

@@ -148,6 +148,9 @@ class ComponentDp {
   bool sigma_, root_last_;
   bool no_zero_;     // no axis of length 0: products only grow as factors join
   bool swap_prune_;  // and FLOPs, no memory limit: skip clusters that cannot pay
+  /// The least FLOPs per element of x ∪ b a scanned pair costs: 2 in the bond regime (two
+  /// states sharing an axis sum it: its only other holder is inside the pair), else 1.
+  SatCount pair_factor_;
   std::size_t words_;
   std::vector<State> states_;
   std::vector<std::uint64_t> res_;
