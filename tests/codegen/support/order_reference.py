@@ -60,9 +60,10 @@ def numpy_count(path, ops, out, sizes):
     return total, kary
 
 
-def numpy_counts(ops, out, sizes):
+def numpy_counts(ops, out, sizes, optimal_nolimit_max=6):
     """numpy's (count, took a k-ary step) for its paths: greedy and optimal, with its default
-    memory limit and with none (optimal: up to 8 and 6 operands, it is factorial)."""
+    memory limit and with none (optimal: up to 8 and optimal_nolimit_max operands, it is
+    factorial: about a minute at 8 with no limit)."""
     idx = dict(enumerate(sizes))
     default = max([1] + [_size(o, sizes) for o in ops] + [_size(out, sizes)])
 
@@ -76,7 +77,7 @@ def numpy_counts(ops, out, sizes):
     r["greedy_default"] = run(_greedy_path, default)
     if len(ops) <= 8:
         r["optimal_default"] = run(_optimal_path, default)
-    if len(ops) <= 6:
+    if len(ops) <= optimal_nolimit_max:
         r["optimal_nolimit"] = run(_optimal_path, float("inf"))
     return r
 
