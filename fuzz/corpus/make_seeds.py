@@ -156,6 +156,11 @@ def plan_seeds():
         ("einsum", "f32", "a b c -> ", [2, 3, 4], [[0]]),
         ("einsum", "f64", "(a b) c, c -> a b", [2, 3, 4], [[0], [0]], 0, 0, 3),
         ("einsum", "f32", "a b, a b, a b, a b -> a", [3, 2], [[0], [1], [0], [4, 1, 0]], 0, 0, 6),
+        ("einsum", "f64", "i, -> i", [4], [[0], [0]]),               # a 0-d operand
+        ("einsum", "f32", ", i, i ->", [3], [[0], [1], [0]]),        # 0-d, and a scalar output
+        ("einsum", "f64", "a a b, b c -> a c", [3, 2, 4], [[0], [1]]),  # a diagonal (and its gradient)
+        ("einsum", "f64", "a b e, b c, c d -> a d", [2, 3, 2, 4, 3], [[1], [0], [0]]),  # a private axis
+        ("binary", "f64", "a b, -> a b", [2, 3], [[0], [0]], 0, 2),   # a 0-d operand of a map
         ("binary", "f32", "b s h, h -> b s h", [2, 3, 4], [[0], [0]], 0, 0),
         ("binary", "i32", "a b, b a -> a b", [2, 3], [[0], [1]], 0, 3),
         ("binary", "f64", "a, b -> a b", [3, 4], [[3, 2], [4, 1]], 0, 5),

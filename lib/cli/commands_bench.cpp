@@ -14,11 +14,14 @@ namespace einexpr::cli {
 
 namespace {
 
-Compiled compile(const ExprSpec& e, const AxisLengths& lengths) {
-  if (e.op == "einsum") return compile_einsum(e.pattern);
-  if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths);
-  if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths);
-  return compile_repeat(e.pattern, lengths);
+/// The expression compiled with the lengths its plan from sizes used (the tensors' shapes
+/// then say the rest).
+Compiled compile(const ExprSpec& e, const Plan& plan) {
+  OpSpec spec = e.op_spec();
+  if (spec.op != Op::einsum)
+    for (const auto& [axis, length] : e.sizes)
+      if (plan.axes.find(axis) >= 0) spec.lengths.emplace_back(axis, length);
+  return Compiled(std::move(spec), e.pattern);
 }
 
 /// Random inputs of the shapes the plan from sizes gives, on `device`.
@@ -104,9 +107,9 @@ int bench_command(const BenchArgs& args) {
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
   spec.peak_for(dtype);  // no peak for this dtype: fail before running
   apply_threads(args.run);
-  const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction);
+  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
-  const Compiled compiled = compile(e, e.sizes);
+  const Compiled compiled = compile(e, plan);
   Progress progress;
   MeasureOptions options;
   options.warmup = args.warmup;
@@ -134,7 +137,7 @@ int roofline_command(const RooflineArgs& args) {
   std::vector<RooflinePoint> points;
   Table t({"label", "op", "FLOPs", "bytes", "FLOP/B", "bound", "time", "attainable"}, "llrrrlrr");
   for (const ExprSpec& e : exprs) {
-    const Cost c = cost(plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction));
+    const Cost c = cost(plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype));
     const Roofline r = roofline(c, device);
     const double attainable = r.time_s > 0 ? c.flops.to_double() / r.time_s : 0;
     points.push_back({e.pattern, r.intensity, attainable, false});
