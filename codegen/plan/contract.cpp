@@ -300,7 +300,10 @@ AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& o
     }
     if (!only.empty()) nodes[i] = sum_out(b, nodes[i], only, nodes.size() == 1 ? output : nodes[i].ids());
   }
-  if (nodes.size() == 1) return nodes[0];
+  if (nodes.size() == 1) {
+    b.set_contraction(std::move(info));
+    return nodes[0];
+  }
   std::vector<std::pair<int, int>> steps{{0, 1}};  // two operands: one order, no search
   std::string note;
   if (nodes.size() > 2) {
