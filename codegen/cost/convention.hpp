@@ -11,9 +11,10 @@
 //                             (+ n_out for mean: the division)
 //   views, copies             0
 //
-// A pairwise contraction of x and y in an einsum (plan/plan_einsum.cpp) first sums the axes
+// A pairwise contraction of x and y in an einsum (plan/contract.cpp) first sums the axes
 // only one of them holds and nothing later needs (a reduction each), then contracts over the
-// union of what is left; contraction_pair_flops() is that whole pairwise step.
+// union of what is left; pairwise_flops() is that whole pairwise step (what the order search,
+// ../order, minimizes).
 namespace einexpr::convention {
 
 /// A contraction step: `outputs` = |batch|·m·n elements written, each the sum of `k`

@@ -49,7 +49,6 @@ struct OrderGoal {
   /// The most elements one intermediate may hold (the result itself is exempt). An order
   /// within it is found, or planning throws ShapeError naming the smallest peak there is.
   std::optional<std::int64_t> memory_limit;
-  bool is_default() const noexcept { return *this == OrderGoal{}; }
   friend bool operator==(const OrderGoal&, const OrderGoal&) = default;
 };
 
