@@ -95,7 +95,7 @@ TEST_CASE("the heuristic never beats the exact search (14 to 24 operands)", "[or
     for (std::uint64_t seed = 1; seed <= 2; ++seed) {
       const Problem p = rand_equation(n, 3, 2, seed);
       CAPTURE(n, seed, show(p));
-      const Path exact = find_path(p);
+      const Path exact = find_path(p, order_testing::unhurried());
       REQUIRE(exact.exact);
       Options h;
       h.exact_limit = 0;  // the heuristic alone
@@ -119,7 +119,7 @@ TEST_CASE("independent groups contract separately and meet last, at the optimum"
     const order_testing::Union u = order_testing::disjoint_union(parts, c + 5);
     const Problem& p = u.problem;
     CAPTURE(c, show(p));
-    const Path path = find_path(p);
+    const Path path = find_path(p, order_testing::unhurried());
     CHECK(path.exact);
     CHECK(path.method == (p.operands.size() <= 10 ? "exhaustive" : "dynamic programming"));  // groups apart: connected_dp_top
     if (p.operands.size() <= 10) {
@@ -201,7 +201,7 @@ TEST_CASE("more than 64 axis classes: multiword bitsets in every search", "[orde
     REQUIRE(all.tree);
     const SatCount best = evaluate(p, all.tree->steps).flops;
     if (n <= 9) CHECK(best == *exhaustive(p));
-    CHECK(find_path(p).flops == best);  // a connected network: the dynamic program, exact here
+    CHECK(find_path(p, order_testing::unhurried()).flops == best);  // a connected network: the dynamic program, exact here
     Options h;
     h.exact_limit = 0;
     CHECK(best <= find_path(p, h).flops);
@@ -211,8 +211,7 @@ TEST_CASE("more than 64 axis classes: multiword bitsets in every search", "[orde
 TEST_CASE("orders are deterministic, and Path's counts are evaluate()'s", "[order]") {
   for (int n : {12, 40}) {
     const Problem p = rand_equation(n, 3, 2, 9);
-    Options o;
-    o.time_budget_s = 600;
+    const Options o = order_testing::unhurried();
     const Path a = find_path(p, o), b = find_path(p, o);
     CHECK(a.steps == b.steps);
     const Path e = evaluate(p, a.steps);

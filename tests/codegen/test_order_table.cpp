@@ -57,8 +57,7 @@ bool at_most(SatCount a, const std::string& digits) {  // a <= digits, exactly
 }  // namespace
 
 TEST_CASE("the committed table: the optimum up to 30 operands, never above numpy's greedy", "[order]") {
-  Options options;
-  options.time_budget_s = 600;  // the searches' own work limits decide, not this machine's speed
+  const Options options = order_testing::unhurried();
   int exact = 0, rows_seen = 0;
   for (const Row& r : rows) {
     CAPTURE(r.label);

@@ -19,6 +19,14 @@ namespace order_testing {
 using einexpr::order::Problem;
 using einexpr::order::SatCount;
 
+/// Options whose time budget never binds: the searches' own work limits decide, so a test
+/// asking for the exact answer passes on a slow or loaded machine (sanitizers, CI).
+inline einexpr::order::Options unhurried() {
+  einexpr::order::Options o;
+  o.time_budget_s = 600;
+  return o;
+}
+
 inline int pick(std::mt19937_64& rng, int lo, int hi) {  // uniform in [lo, hi]
   return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
 }
