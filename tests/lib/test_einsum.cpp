@@ -142,6 +142,24 @@ TEST_CASE("a three-operand chain contracts in the cheap order", "[einsum][plan]"
   CHECK(plan2.notes[0].find("contraction order ((1 2) 3)") == 0);  // the note also names left to right
 }
 
+TEST_CASE("an OrderGoal through Compiled: a memory limit changes the order, the result stays right", "[einsum][plan]") {
+  // Dims 4, 32, 8, 2, 16: the fewest FLOPs (1792) need a 64-element intermediate; within 32
+  // elements the best order costs 2432; none stays within 31 (every tree enumerated apart).
+  const std::array<Tensor, 4> in{Tensor::randn({4, 32}, DType::f32, 1), Tensor::randn({32, 8}, DType::f32, 2),
+                                 Tensor::randn({8, 2}, DType::f32, 3), Tensor::randn({2, 16}, DType::f32, 4)};
+  const char* pattern = "a b, b c, c d, d e -> a e";
+  const auto want = reference::einsum({in[0], in[1], in[2], in[3]}, pattern);
+  const Compiled fewest(OpSpec::einsum(), pattern);
+  CHECK_THAT(fewest.plan(in).notes.at(0), Catch::Contains(": 1792 FLOPs (optimal: "));
+  CHECK(reference::max_rel_error(fewest.run(in), want) <= 1e-4);
+  const Compiled within(OpSpec::einsum({}, OrderGoal{OrderObjective::flops, 0, 32}), pattern);
+  CHECK_THAT(within.plan(in).notes.at(0), Catch::Contains(": 2432 FLOPs (optimal: "));
+  CHECK(reference::max_rel_error(within.run(in), want) <= 1e-4);
+  const Compiled too_small(OpSpec::einsum({}, OrderGoal{OrderObjective::flops, 0, 31}), pattern);
+  CHECK_THROWS_AS(too_small.run(in), ShapeError);
+  CHECK_THROWS_WITH(too_small.run(in), Catch::Contains("within 31 elements: the smallest largest intermediate is 32"));
+}
+
 TEST_CASE("i32 contractions wrap on overflow in every kernel, as numpy does", "[einsum][limits]") {
   // Found by the fuzz replay's blind mutations: a batched GEMM in i32 computes in int64 and
   // converted back with convert(), which saturates, while the generic contraction and the
