@@ -53,8 +53,12 @@ ComponentDp::ComponentDp(const Network& net, const Weights& w, const DpLimits& l
       swap_prune_(no_zero_ && w.objective == Objective::flops && !w.limit),
       pair_factor_(net.bond_regime ? 2 : 1),
       words_(static_cast<std::size_t>(net.words)),
+      length64_(net.length.size()),
       scratch_u_(words_),
-      scratch_r_(words_) {}
+      scratch_r_(words_) {
+  for (std::size_t c = 0; c < net.length.size(); ++c)
+    length64_[c] = net.length[c].raw() > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(net.length[c].raw());
+}
 
 void ComponentDp::kept(const std::uint64_t* u, Mask inside, std::uint64_t* dst) const {
   for (std::size_t i = 0; i < words_; ++i) {
@@ -130,19 +134,24 @@ bool ComponentDp::offer(Mask m, Mask nbr, const std::uint64_t* res_p, SatCount s
 }
 
 /// x and b from a scan: first the bound (the step costs at least |x ∪ b| FLOPs, twice that
-/// in the bond regime) from what the list holds, then the pair.
-void ComponentDp::visit(int x, const Held& h, SatCount least_b) {
+/// in the bond regime) from what the list holds, then the pair. |x ∪ b| / |x| is multiplied
+/// up in 64 bits while it stays within what x can still afford (reach.max_only).
+void ComponentDp::visit(int x, const Held& h, SatCount least_b, const Reach& reach) {
   SatCount only_b = 1;  // |x ∪ b| / |x|
-  if (words_ == 1) {
-    for (std::uint64_t c = h.res0 & ~res(x)[0]; c; c &= c - 1)
-      only_b *= net_.length[static_cast<std::size_t>(__builtin_ctzll(c))];
+  if (reach.max_only != UINT64_MAX) {
+    std::uint64_t only = 1;
+    for (std::size_t i = 0; i < words_; ++i)
+      for (std::uint64_t c = (words_ == 1 ? h.res0 : res(h.id)[i]) & ~res(x)[i]; c; c &= c - 1)
+        if (__builtin_mul_overflow(only, length64_[i * 64 + static_cast<std::size_t>(__builtin_ctzll(c))], &only) ||
+            only > reach.max_only)
+          return;  // the step alone takes x past the cap
+    only_b = only;
   } else {
     for (std::size_t i = 0; i < words_; ++i)
       for (std::uint64_t c = res(h.id)[i] & ~res(x)[i]; c; c &= c - 1)
         only_b *= net_.length[i * 64 + static_cast<std::size_t>(__builtin_ctzll(c))];
   }
-  const State& X = states_[static_cast<std::size_t>(x)];
-  if (w_.combine(w_.combine(X.least, least_b), w_.step(X.size * only_b * pair_factor_, 0, false)) > limits_.cap) return;
+  if (least_b + reach.unit * only_b > reach.room) return;
   if (pair(x, h.id, only_b)) {
     note_eligible(x, h.id);
     note_eligible(h.id, x);
@@ -192,25 +201,46 @@ void ComponentDp::scan(int x) {
   // least pair_factor_ FLOPs per element of x's result.
   const SatCount b_room =
       w_.bottleneck() ? limits_.cap : limits_.cap - least(x) - w_.step(X.size * pair_factor_, 0, false);
+  const Reach reach = reach_of(X);
   for (Mask rest = xn; rest; rest &= rest - 1) {
     const int v = lowest(rest);
     const Mask below = (Mask(1) << v) - 1;
     const std::uint32_t mine = pattern(v, xm);
     for (int s = 1; s <= room; ++s) {
       const Held_list& list = by_leaf_[static_cast<std::size_t>(v)][static_cast<std::size_t>(s)];
-      for (std::uint32_t b = 0; b + 1 < list.bucket.size(); ++b) {
-        if ((b & mine) || list.bucket[b] == list.bucket[b + 1]) continue;  // they hold a leaf of x
+      if (list.bucket.size() < 2) continue;
+      // Only the buckets of states holding none of x's leaves among v's near ones: the
+      // subsets of the others, largest first.
+      const auto all = static_cast<std::uint32_t>(list.bucket.size() - 2);
+      const std::uint32_t free = all & ~mine;
+      for (std::uint32_t b = free;; b = (b - 1) & free) {
         for (std::uint32_t i = list.bucket[b], end = list.bucket[b + 1]; i < end; ++i) {
           const Mask m = list.mask[i];
           if ((m & xm) || (m & xn & below)) continue;
           if (list.least[i] > b_room) break;  // the bucket is by score
           if (!tick()) return;
           if (s == k && list.held[i].id >= x) continue;
-          visit(x, list.held[i], list.least[i]);
+          visit(x, list.held[i], list.least[i], reach);
         }
+        if (b == 0) break;
       }
     }
   }
+}
+
+ComponentDp::Reach ComponentDp::reach_of(const State& X) const {
+  Reach r;
+  if (w_.bottleneck()) {  // a step's FLOPs do not count: no bound from them
+    r.room = limits_.cap;
+    return r;
+  }
+  r.room = limits_.cap - X.least;
+  r.unit = X.size * w_.step(pair_factor_, 0, false);  // step() is linear in FLOPs when nothing is written
+  if (r.unit > SatCount(0) && !r.room.saturated()) {
+    const SatCount::u128 q = r.room.raw() / r.unit.raw();
+    r.max_only = q >= UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(q);
+  }
+  return r;
 }
 
 std::uint32_t ComponentDp::pattern(int v, Mask m) const {

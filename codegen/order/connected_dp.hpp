@@ -117,7 +117,15 @@ class ComponentDp {
              Split split);
   void note_eligible(int z, int piece);
   bool pair(int x, int b, SatCount only_b);
-  void visit(int x, const Held& h, SatCount least_b);
+  /// What a partner of x may add: its score plus unit · |x ∪ b| / |x| at most room;
+  /// |x ∪ b| / |x| at most max_only (UINT64_MAX: no bound in 64 bits).
+  struct Reach {
+    SatCount room;
+    SatCount unit = 0;
+    std::uint64_t max_only = UINT64_MAX;
+  };
+  Reach reach_of(const State& X) const;
+  void visit(int x, const Held& h, SatCount least_b, const Reach& reach);
   void scan(int x);
   void clusters(int level);
   struct Eligible {
@@ -152,6 +160,7 @@ class ComponentDp {
   /// states sharing an axis sum it: its only other holder is inside the pair), else 1.
   SatCount pair_factor_;
   std::size_t words_;
+  std::vector<std::uint64_t> length64_;  // the classes' lengths, UINT64_MAX where larger
   std::vector<State> states_;
   std::vector<std::uint64_t> res_;
   MaskIndex index_;
