@@ -2,7 +2,10 @@
 # Installs einexpr's Debian packages that are missing (idempotent; a no-op when all are there).
 set -euo pipefail
 packages=(cmake ninja-build g++ tao-pegtl-dev libeigen3-dev catch2 libcli11-dev
-          nlohmann-json3-dev libfmt-dev libbenchmark-dev libopenblas-dev)
+          nlohmann-json3-dev libbenchmark-dev libopenblas-dev libdlpack-dev)
+# The Python module (EINEXPR_PYTHON=ON, as scripts/test.sh builds it) and its tests, which
+# compare einexpr with numpy and torch.
+packages+=(python3-dev pybind11-dev python3-numpy python3-pytest python3-torch)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do

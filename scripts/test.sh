@@ -5,6 +5,8 @@
 #                                      build-nocuda/ (everything must build and pass with OFF too)
 #   EINEXPR_CUDA=OFF scripts/test.sh   only the build without CUDA, in build-nocuda/
 #   scripts/test.sh -R parser          extra arguments go to the first ctest run
+# These builds include the Python module (EINEXPR_PYTHON=ON, built with /usr/bin/python3 or
+# $EINEXPR_PYTHON_EXE), whose pytest run and doctests are ctest's "python" label.
 # Idempotent, and fast when nothing changed (incremental builds, ctest only).
 #
 # Then the sanitizer builds, unless EINEXPR_SANITIZERS=0 (=asan or =tsan runs one of them):
@@ -23,7 +25,8 @@ build_and_test() {
   local dir="$1" cuda="$2"
   shift 2
   echo "== scripts/test.sh: $dir (EINEXPR_CUDA=$cuda)"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEINEXPR_CUDA="$cuda" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEINEXPR_CUDA="$cuda" \
+    -DEINEXPR_PYTHON=ON -DPython3_EXECUTABLE="${EINEXPR_PYTHON_EXE:-/usr/bin/python3}" >/dev/null
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@"
 }

@@ -14,11 +14,19 @@ namespace einexpr::cli {
 
 namespace {
 
-Compiled compile(const ExprSpec& e, const AxisLengths& lengths) {
+Compiled compile(const ExprSpec& e, const AxisLengths& lengths, Copy copy) {
   if (e.op == "einsum") return compile_einsum(e.pattern);
-  if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths);
+  if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths, copy);
   if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths);
-  return compile_repeat(e.pattern, lengths);
+  return compile_repeat(e.pattern, lengths, copy);
+}
+
+/// --copy: the policy of a rearrange or repeat (CLI11 has checked the name).
+Copy parse_copy(const std::string& text, const std::string& op) {
+  const Copy copy = text == "always" ? Copy::always : text == "never" ? Copy::never : Copy::if_needed;
+  if (copy != Copy::if_needed && op != "rearrange" && op != "repeat")
+    throw UsageError("--copy " + text + " applies to rearrange and repeat, not " + op);
+  return copy;
 }
 
 /// Random inputs of the shapes the plan from sizes gives, on `device`.
@@ -99,6 +107,7 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 
 int bench_command(const BenchArgs& args) {
   const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const Copy copy = parse_copy(args.copy, e.op);
   const DType dtype = parse_dtype(args.expr.dtype);
   const Device device = parse_run_device(args.run.device);
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
@@ -106,7 +115,8 @@ int bench_command(const BenchArgs& args) {
   apply_threads(args.run);
   const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
-  const Compiled compiled = compile(e, e.sizes);
+  const Compiled compiled = compile(e, e.sizes, copy);
+  const bool view = compiled.plan(inputs).output_is_view();  // what --copy made of it
   Progress progress;
   MeasureOptions options;
   options.warmup = args.warmup;
@@ -119,9 +129,9 @@ int bench_command(const BenchArgs& args) {
   progress.finish();
   const Roofline bound = roofline(report.cost, spec);
   if (args.json)
-    print_bench_json(e, report, bound, device, plan.output_is_view());
+    print_bench_json(e, report, bound, device, view);
   else
-    print_bench_table(e, report, bound, device, plan.output_is_view());
+    print_bench_table(e, report, bound, device, view);
   return 0;
 }
 
