@@ -131,7 +131,7 @@ py::buffer_info buffer_of(const Tensor& t) {
     case DType::f64: format = "d"; break;
     case DType::f32: format = "f"; break;
     case DType::f16: format = "e"; break;
-    case DType::i64: format = "q"; break;
+    case DType::i64: format = sizeof(long) == 8 ? "l" : "q"; break;  // numpy's int64 is 'l' where long has 64 bits
     case DType::i32: format = "i"; break;
     case DType::boolean: format = "?"; break;
     default:

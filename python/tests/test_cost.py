@@ -8,7 +8,7 @@ import einexpr
 from conftest import run_cli
 
 EXPRESSIONS = [
-    (("einsum", "b d, d k -> b k"), {}, {"b": 16384, "d": 32768, "k": 8192}, ["--dtype", "bf16"]),
+    (("einsum", "b d, d k -> b k"), {"dtype": "bf16"}, {"b": 16384, "d": 32768, "k": 8192}, ["--dtype", "bf16"]),
     (("einsum", "i j, j k -> i k"), {"device": "a100"}, {"i": 4194304, "j": 4194304, "k": 4194304}, ["--device", "a100"]),
     (("reduce", "c (h h2) (w w2) -> c h w", "mean"), {}, {"c": 3, "h": 2, "h2": 20, "w": 3, "w2": 20}, []),
     (("rearrange", "b s (h d) -> b h s d"), {"dtype": "f16"}, {"b": 2, "s": 3, "h": 4, "d": 5}, ["--dtype", "f16"]),

@@ -173,6 +173,13 @@ def test_pack_unpack_parse_shape(rng):
     assert einexpr.parse_shape(x, "b _ h") == {"b": 2, "h": 5}
 
 
+def test_result_dtypes_are_numpys_own(rng):
+    for dtype in DTYPES + [np.bool_]:
+        a = random_array(rng, (3, 4), dtype)
+        got = einexpr.rearrange(a, "i j -> (i j)")
+        assert got.dtype == a.dtype and got.dtype.type is a.dtype.type  # int64 is np.int64, not np.longlong
+
+
 def test_bool_arrays(rng):
     a = random_array(rng, (3, 4), np.bool_)
     np.testing.assert_array_equal(einexpr.reduce(a, "i j -> i", "any"), a.any(axis=1))
