@@ -95,3 +95,37 @@ def test_numpy_and_torch_results_follow_the_first_input(gen):
     y = np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32)
     assert isinstance(einexpr.einsum(x, y, "i j, j k -> i k"), torch.Tensor)
     assert isinstance(einexpr.einsum(y.T, x.T, "k j, j i -> k i"), np.ndarray)
+
+
+class OnlyDLPack:
+    """An object offering nothing but the DLPack protocol (as CuPy or JAX arrays do)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self.tensor.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+def test_any_dlpack_object_is_read_in_place(gen):
+    x = randn(gen, 3, 4)
+    got = einexpr.rearrange(OnlyDLPack(x), "a b -> b a")
+    assert isinstance(got, np.ndarray)  # a CPU result for a non-torch input is a numpy array
+    x[1, 2] = 5.0
+    assert got[2, 1] == 5.0
+    np.testing.assert_array_equal(got, x.numpy().T)
+    s = einexpr.einsum(OnlyDLPack(x), OnlyDLPack(x), "a b, a b -> a")
+    np.testing.assert_allclose(s, (x * x).sum(dim=1).numpy(), rtol=1e-5)
+
+
+def test_a_capsule_is_consumed_once(gen):
+    capsule = randn(gen, 2).__dlpack__()
+    t = einexpr._einexpr.from_dlpack(capsule)
+    assert t.shape == (2,)
+    with pytest.raises(einexpr.Error, match="each can be consumed once"):
+        einexpr._einexpr.from_dlpack(capsule)
+    # einexpr tensors go out through DLPack to numpy as well as to torch
+    np.testing.assert_array_equal(np.from_dlpack(t), np.asarray(t))
