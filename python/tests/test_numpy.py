@@ -185,3 +185,18 @@ def test_bool_arrays(rng):
     np.testing.assert_array_equal(einexpr.reduce(a, "i j -> i", "any"), a.any(axis=1))
     np.testing.assert_array_equal(einexpr.reduce(a, "i j -> j", "all"), a.all(axis=0))
     assert einexpr.rearrange(a, "i j -> j i").dtype == np.bool_
+
+
+def test_results_let_go_of_their_inputs(rng):
+    import gc
+    import sys
+    a = random_array(rng, (4, 6))
+    before = sys.getrefcount(a)
+    view = einexpr.rearrange(a, "i (j k) -> j i k", k=2)
+    assert sys.getrefcount(a) > before  # the view holds a's buffer
+    copy = einexpr.einsum(a, a, "i j, k j -> i k")
+    with pytest.raises(einexpr.ShapeError):
+        einexpr.rearrange(a, "i (j k) -> i j k", k=5)  # a refused call holds nothing either
+    del view, copy
+    gc.collect()
+    assert sys.getrefcount(a) == before
