@@ -8,48 +8,22 @@
 namespace einexpr {
 
 struct Compiled::Impl {
-  Op op;
+  OpSpec spec;
   std::string pattern;
   std::string op_name;
-  AxisLengths lengths;
-  Reduction reduction;
-  Copy copy;
   std::shared_ptr<const ast::Pattern> parsed;
   mutable std::mutex mutex;
   mutable std::vector<std::pair<std::string, std::shared_ptr<const engine::Entry>>> programs;  // most recent last
 
-  engine::Request request(std::span<const Tensor> inputs) const {
-    const std::uint32_t extra =
-        op == Op::reduce ? static_cast<std::uint32_t>(reduction) : static_cast<std::uint32_t>(copy);
-    return engine::Request{op, op_name, pattern, inputs, &lengths, extra};
-  }
-
-  Plan make_plan(std::span<const Layout> layouts, DType dtype) const {
-    switch (op) {
-      case Op::rearrange: return plan_rearrange(*parsed, layouts[0], dtype, lengths, copy);
-      case Op::reduce: return plan_reduce(*parsed, layouts[0], dtype, reduction, lengths);
-      case Op::repeat: return plan_repeat(*parsed, layouts[0], dtype, lengths, copy);
-      case Op::einsum: return plan_einsum(*parsed, layouts, dtype, lengths);
-      case Op::map: break;
-    }
-    throw Error("compiled maps are not supported; call map() directly");
-  }
-
   std::shared_ptr<const engine::Entry> entry(std::span<const Tensor> inputs) const {
     engine::common_dtype_device(op_name, inputs);
-    const std::string key = engine::key_of(request(inputs), false);
+    const std::string key = engine::key_of({spec, pattern, inputs}, false);
     {
       std::lock_guard lock(mutex);
       for (auto it = programs.rbegin(); it != programs.rend(); ++it)
         if (it->first == key) return it->second;
     }
-    std::vector<Layout> layouts;
-    for (const Tensor& t : inputs) layouts.push_back(Layout{t.shape(), t.strides(), 0});
-    auto made = std::make_shared<engine::Entry>();
-    made->plan = make_plan(layouts, inputs[0].dtype());
-    engine::count_plan();
-    made->program = lower(made->plan, inputs[0].device());
-    engine::count_lowering();
+    auto made = std::make_shared<const engine::Entry>(engine::make_entry(spec, parsed.get(), inputs));
     std::lock_guard lock(mutex);
     programs.emplace_back(key, made);
     if (programs.size() > 16) programs.erase(programs.begin());
@@ -58,17 +32,16 @@ struct Compiled::Impl {
 };
 
 Compiled::Compiled(Op op, std::string_view pattern, AxisLengths lengths, Reduction reduction, Copy copy)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->op = op;
+    : Compiled(OpSpec{op, reduction, UnaryOp::relu, copy, ContractionOrder::optimal, std::move(lengths)}, pattern) {}
+
+Compiled::Compiled(OpSpec spec, std::string_view pattern) : impl_(std::make_unique<Impl>()) {
+  impl_->spec = std::move(spec);
   impl_->pattern = std::string(pattern);
-  impl_->op_name = name(op);
-  impl_->lengths = std::move(lengths);
-  impl_->reduction = reduction;
-  impl_->copy = copy;
+  impl_->op_name = engine::op_name(impl_->spec);
   try {
-    impl_->parsed = engine::pattern(op, pattern);
+    if (!(impl_->spec.op == Op::map && pattern.empty())) impl_->parsed = engine::pattern(impl_->spec.op, pattern);
   } catch (Error& e) {
-    e.add_context(engine::context("compile_" + impl_->op_name, pattern, {}, &impl_->lengths));
+    e.add_context(engine::context("compile_" + impl_->op_name, pattern, {}, &impl_->spec.lengths));
     throw;
   }
 }
@@ -81,7 +54,7 @@ Tensor Compiled::run(std::span<const Tensor> inputs) const {
   try {
     return impl_->entry(inputs)->program.run(inputs);
   } catch (Error& e) {
-    e.add_context(engine::context(impl_->op_name, impl_->pattern, inputs, &impl_->lengths));
+    e.add_context(engine::context(impl_->op_name, impl_->pattern, inputs, &impl_->spec.lengths));
     throw;
   }
 }
@@ -89,6 +62,8 @@ Tensor Compiled::run(std::span<const Tensor> inputs) const {
 const Plan& Compiled::plan(std::span<const Tensor> inputs) const { return impl_->entry(inputs)->plan; }
 
 const std::string& Compiled::pattern() const noexcept { return impl_->pattern; }
+
+const OpSpec& Compiled::spec() const noexcept { return impl_->spec; }
 
 Compiled compile_einsum(std::string_view pattern, AxisLengths lengths) {
   return Compiled(Op::einsum, pattern, std::move(lengths));

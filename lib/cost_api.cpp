@@ -49,33 +49,37 @@ std::vector<Layout> layouts_of(const std::vector<Shape>& shapes) {
   return l;
 }
 
-Plan plan_sizes(std::string_view op_text, std::string_view pattern, const AxisLengths& sizes, DType dtype,
-                Reduction reduction) {
-  const Op op = op_text == "einsum"      ? Op::einsum
-                : op_text == "rearrange" ? Op::rearrange
-                : op_text == "reduce"    ? Op::reduce
-                : op_text == "repeat"    ? Op::repeat
-                                         : throw Error("unknown op '" + std::string(op_text) +
-                                                       "' (expected einsum, rearrange, reduce or repeat)");
+Op parse_op(std::string_view text) {
+  for (Op op : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
+    if (text == name(op)) return op;
+  throw Error("unknown op '" + std::string(text) + "' (expected einsum, rearrange, reduce, repeat or map)");
+}
+
+Plan plan_sizes(OpSpec spec, std::string_view pattern, const AxisLengths& sizes, DType dtype) {
   const ast::Pattern p = parse(pattern);
-  check(p, op);
-  const AxisLengths used = used_sizes(p, sizes);
+  check(p, spec.op);
+  spec.lengths = used_sizes(p, sizes);
   ast::Pattern left = p;
   left.output = {};
-  const std::vector<Layout> in = layouts_of(operand_shapes(left, used));
-  switch (op) {
-    case Op::einsum: return plan_einsum(p, in, dtype, used);
-    case Op::rearrange: return plan_rearrange(p, in.at(0), dtype, used);
-    case Op::reduce: return plan_reduce(p, in.at(0), dtype, reduction, used);
-    default: return plan_repeat(p, in.at(0), dtype, used);
-  }
+  const std::vector<Layout> in = layouts_of(operand_shapes(left, spec.lengths));
+  return plan(spec, &p, in, dtype);
 }
 
 }  // namespace
 
+Plan plan_from_sizes(const OpSpec& spec, std::string_view pattern, const AxisLengths& sizes, DType dtype) {
+  return with_context(spec.str(), pattern, sizes, [&] { return plan_sizes(spec, pattern, sizes, dtype); });
+}
+
 Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes, DType dtype,
                      Reduction reduction) {
-  return with_context(op, pattern, sizes, [&] { return plan_sizes(op, pattern, sizes, dtype, reduction); });
+  return with_context(op, pattern, sizes, [&] {
+    OpSpec spec;
+    spec.op = parse_op(op);
+    if (spec.op == Op::map) throw Error("a map's cost needs its function: plan_from_sizes(OpSpec::map(f), ...)");
+    spec.reduction = reduction;
+    return plan_sizes(spec, pattern, sizes, dtype);
+  });
 }
 
 Cost cost_einsum(std::string_view pattern, const AxisLengths& sizes, DType dtype) {
@@ -96,15 +100,7 @@ Cost cost_map(UnaryOp function, const Shape& shape, DType dtype) {
 }
 
 Cost cost_map(std::string_view pattern, BinaryOp function, const AxisLengths& sizes, DType dtype) {
-  return with_context("cost_map", pattern, sizes, [&] {
-    const ast::Pattern p = parse(pattern);
-    check(p, Op::map);
-    const AxisLengths used = used_sizes(p, sizes);
-    ast::Pattern left = p;
-    left.output = {};
-    const std::vector<Layout> in = layouts_of(operand_shapes(left, used));
-    return cost(plan_binary(p, function, in, dtype, used));
-  });
+  return cost(plan_from_sizes(OpSpec::map(function), pattern, sizes, dtype));
 }
 
 }  // namespace einexpr

@@ -80,6 +80,14 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
   return e;
 }
 
+OpSpec ExprSpec::op_spec() const {
+  OpSpec spec;
+  for (Op o : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
+    if (op == name(o)) spec.op = o;
+  spec.reduction = reduction;
+  return spec;
+}
+
 ExprSpec parse_expr_text(const std::string& text) {
   const std::vector<std::string> f = split(text, '|');
   const std::string op = f.empty() ? "" : trim(f[0]);

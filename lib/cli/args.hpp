@@ -32,6 +32,9 @@ struct ExprSpec {
   std::string pattern;
   Reduction reduction = Reduction::sum;
   AxisLengths sizes;
+
+  /// What the planner takes (without lengths: plan_from_sizes picks the ones the pattern uses).
+  OpSpec op_spec() const;
 };
 
 /// OP PATTERN [REDUCTION] NAME=LEN...: `rest` is what follows the pattern. A REDUCTION

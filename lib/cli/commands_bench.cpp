@@ -14,19 +14,23 @@ namespace einexpr::cli {
 
 namespace {
 
-Compiled compile(const ExprSpec& e, const AxisLengths& lengths, Copy copy) {
-  if (e.op == "einsum") return compile_einsum(e.pattern);
-  if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths, copy);
-  if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths);
-  return compile_repeat(e.pattern, lengths, copy);
-}
-
 /// --copy: the policy of a rearrange or repeat (CLI11 has checked the name).
 Copy parse_copy(const std::string& text, const std::string& op) {
   const Copy copy = text == "always" ? Copy::always : text == "never" ? Copy::never : Copy::if_needed;
   if (copy != Copy::if_needed && op != "rearrange" && op != "repeat")
     throw UsageError("--copy " + text + " applies to rearrange and repeat, not " + op);
   return copy;
+}
+
+/// The expression compiled with the lengths its plan from sizes used (the tensors' shapes
+/// then say the rest) and the --copy policy.
+Compiled compile(const ExprSpec& e, const Plan& plan, Copy copy) {
+  OpSpec spec = e.op_spec();
+  spec.copy = copy;
+  if (spec.op != Op::einsum)
+    for (const auto& [axis, length] : e.sizes)
+      if (plan.axes.find(axis) >= 0) spec.lengths.emplace_back(axis, length);
+  return Compiled(std::move(spec), e.pattern);
 }
 
 /// Random inputs of the shapes the plan from sizes gives, on `device`.
@@ -113,9 +117,9 @@ int bench_command(const BenchArgs& args) {
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
   spec.peak_for(dtype);  // no peak for this dtype: fail before running
   apply_threads(args.run);
-  const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction);
+  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
-  const Compiled compiled = compile(e, e.sizes, copy);
+  const Compiled compiled = compile(e, plan, copy);
   const bool view = compiled.plan(inputs).output_is_view();  // what --copy made of it
   Progress progress;
   MeasureOptions options;
@@ -144,7 +148,7 @@ int roofline_command(const RooflineArgs& args) {
   std::vector<RooflinePoint> points;
   Table t({"label", "op", "FLOPs", "bytes", "FLOP/B", "bound", "time", "attainable"}, "llrrrlrr");
   for (const ExprSpec& e : exprs) {
-    const Cost c = cost(plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction));
+    const Cost c = cost(plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype));
     const Roofline r = roofline(c, device);
     const double attainable = r.time_s > 0 ? c.flops.to_double() / r.time_s : 0;
     points.push_back({e.pattern, r.intensity, attainable, false});

@@ -21,10 +21,13 @@ std::string title(const ExprSpec& e, DType dtype) {
 
 void print_cost_table(const CostReport& r) {
   const Cost& c = r.cost;
-  const Roofline& f = r.roofline;
   Table t({}, "lrll");
   add_quantity(t, "FLOPs", si(c.flops.to_double(), "FLOP"), c.flops.str() + " = " + c.flops_formula.str());
   add_quantity(t, "exact FLOPs", si(c.flops_exact.to_double(), "FLOP"), c.flops_exact.str() + " (multiplies + adds)");
+  if (c.op == "einsum")
+    add_quantity(t, "numpy FLOPs", si(c.flops_numpy.to_double(), "FLOP"),
+                 c.flops_numpy.str() + " (numpy.einsum_path's count of this path)");
+  add_quantity(t, "MACs", si(c.macs.to_double(), "MAC"), c.macs.str() + " (multiply-accumulates, as fvcore counts)");
   if (c.naive_flops != c.flops)
     add_quantity(t, "naive FLOPs", si(c.naive_flops.to_double(), "FLOP"), c.naive_flops.str() + " (one loop nest)");
   add_quantity(t, "bytes read", iec(c.bytes_read.to_double()), c.bytes_read.str() + " (each input once)");
@@ -33,26 +36,39 @@ void print_cost_table(const CostReport& r) {
   add_quantity(t, "peak temporary", iec(c.peak_extra_bytes.to_double()), c.peak_extra_bytes.str());
   add_quantity(t, "intensity", num(c.intensity()) + " FLOP/B",
                "exact " + num(c.intensity_exact()) + "; ideal bytes = " + c.bytes_formula.str());
-  add_quantity(t, "backward", si(r.backward.flops.to_double(), "FLOP"),
-               r.backward.flops.str() + " (" + std::to_string(r.backward.gradients.size()) + " gradients)");
-  t.add({"roofline", "", "",
-         f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
-             si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
-  t.add({"bound", "", "",
-         f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
-             num(f.accelerator_intensity) + ")"});
-  add_quantity(t, "time", seconds(f.time_s),
-               "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
-  add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
+  if (r.backward)
+    add_quantity(t, "backward", si(r.backward->flops.to_double(), "FLOP"),
+                 r.backward->flops.str() + " (" + std::to_string(r.backward->gradients.size()) + " gradients)");
+  else
+    t.add({"backward", "-", "", "none: " + r.backward_error});
+  if (r.roofline) {
+    const Roofline& f = *r.roofline;
+    t.add({"roofline", "", "",
+           f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
+               si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
+    t.add({"bound", "", "",
+           f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
+               num(f.accelerator_intensity) + ")"});
+    add_quantity(t, "time", seconds(f.time_s),
+                 "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
+    add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
+  } else {
+    t.add({"roofline", "-", "", "none: " + r.roofline_error});
+  }
   std::cout << title(r.expr, c.dtype) << t.str();
 }
 
 void print_backward_table(const CostReport& r) {
+  if (!r.backward) {
+    std::cout << "backward: none (" << r.backward_error << ")\n";
+    return;
+  }
+  const BackwardCost& b = *r.backward;
   Table t({"gradient", "expression", "FLOPs", "bytes"}, "llrr");
-  for (const GradientCost& g : r.backward.gradients)
+  for (const GradientCost& g : b.gradients)
     t.add({g.input, g.expression, si(g.cost.flops.to_double(), "FLOP"), iec(g.cost.ideal_bytes().to_double())});
-  t.add({"total", "", si(r.backward.flops.to_double(), "FLOP"), iec(r.backward.bytes.to_double())});
-  const Count both = r.cost.flops + r.backward.flops;
+  t.add({"total", "", si(b.flops.to_double(), "FLOP"), iec(b.bytes.to_double())});
+  const Count both = r.cost.flops + b.flops;
   std::cout << "backward\n"
             << t.str() << "  forward + backward: " << si(both.to_double(), "FLOP") << " = " << both.str() << " ("
             << num(both.to_double() / r.cost.flops.to_double(), 3) << " x forward)\n";

@@ -2,8 +2,6 @@
 // that einexpr.cost() is exactly `einexpr cost --json` and einexpr.explain() `explain`.
 #include "report.hpp"
 
-#include <variant>
-
 #include "output.hpp"
 
 namespace einexpr::cli {
@@ -11,10 +9,19 @@ namespace einexpr::cli {
 CostReport make_report(const ExprSpec& expr, DType dtype, const DeviceSpec& device) {
   CostReport r;
   r.expr = expr;
-  const Plan plan = plan_from_sizes(r.expr.op, r.expr.pattern, r.expr.sizes, dtype, r.expr.reduction);
+  const Plan plan = plan_from_sizes(r.expr.op_spec(), r.expr.pattern, r.expr.sizes, dtype);
   r.cost = cost(plan);
-  r.backward = backward_cost(plan);
-  r.roofline = roofline(r.cost, device);
+  try {  // a forward's cost never fails for want of a gradient
+    r.backward = backward_cost(plan);
+  } catch (const Error& e) {
+    r.backward_error = e.what();
+  }
+  try {  // nor for want of a peak where the tables list none (bool, integers)
+    r.roofline = roofline(r.cost, device);
+  } catch (const Error& e) {
+    if (is_floating(dtype)) throw;  // a float peak the chosen device lacks: the user's to fix
+    r.roofline_error = e.what();
+  }
   return r;
 }
 
@@ -62,20 +69,32 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
   j.end_object();
   j.field("flops", c.flops).field("flops_exact", c.flops_exact).field("naive_flops", c.naive_flops);
+  j.field("flops_numpy", c.flops_numpy).field("macs", c.macs);
   j.field("bytes_read", c.bytes_read).field("bytes_written", c.bytes_written);
   j.field("bytes_planned", c.bytes_planned).field("peak_extra_bytes", c.peak_extra_bytes);
   j.field("intensity", c.intensity()).field("intensity_exact", c.intensity_exact());
   j.key("formulas").begin_object().field("flops", c.flops_formula.str()).field("bytes", c.bytes_formula.str());
   j.end_object();
   write_steps_json(j, c);
-  j.field("backward_flops", r.backward.flops).field("backward_bytes", r.backward.bytes);
-  if (with_gradients) write_backward_json(j, r.backward);
-  write_roofline_json(j, r.roofline);
+  if (r.backward) {
+    j.field("backward_flops", r.backward->flops).field("backward_bytes", r.backward->bytes);
+    if (with_gradients) write_backward_json(j, *r.backward);
+  } else {
+    j.key("backward_flops").null().key("backward_bytes").null();
+    j.key("backward").null();
+    j.field("backward_error", r.backward_error);
+  }
+  if (r.roofline) {
+    write_roofline_json(j, *r.roofline);
+  } else {
+    j.key("roofline").null();
+    j.field("roofline_error", r.roofline_error);
+  }
   j.end_object();
 }
 
 void write_explain(std::ostream& os, const ExprSpec& e, DType dtype) {
-  const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction);
+  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
   const Cost c = cost(plan);
   os << plan.str() << "steps\n";
   Table t({"step", "kind", "FLOPs", "read", "written", "temporary"}, "llrrrr");
@@ -83,7 +102,7 @@ void write_explain(std::ostream& os, const ExprSpec& e, DType dtype) {
   int views = 0;
   for (std::size_t i = 0; i < c.steps.size(); ++i) {
     const StepCost& s = c.steps[i];
-    const int dst = std::visit([](const auto& step) { return step.dst; }, plan.steps.at(i));
+    const int dst = destination(plan.steps.at(i));
     t.add({"%" + std::to_string(dst), s.is_view ? s.kind + " (moves nothing)" : s.kind, si(s.flops.to_double(), "FLOP"),
            iec(s.bytes_read.to_double()), iec(s.bytes_written.to_double()), iec(s.bytes_allocated.to_double())});
     read += s.bytes_read;

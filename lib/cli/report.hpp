@@ -1,7 +1,9 @@
 #pragma once
 // What `cost --json` and `explain` print, written to any stream: the tool prints it and
 // the Python module returns it (einexpr.cost() parses the very same JSON).
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include "args.hpp"
 
@@ -11,8 +13,10 @@ namespace einexpr::cli {
 struct CostReport {
   ExprSpec expr;
   Cost cost;
-  BackwardCost backward;
-  Roofline roofline;
+  std::optional<BackwardCost> backward;  // none when a gradient is not defined...
+  std::string backward_error;            // ...and why
+  std::optional<Roofline> roofline;      // none when the device lists no peak for the dtype...
+  std::string roofline_error;            // ...and why
 };
 CostReport make_report(const ExprSpec& expr, DType dtype, const DeviceSpec& device);
 

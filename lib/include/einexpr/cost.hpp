@@ -49,5 +49,9 @@ RunReport measure_run(const Compiled& expression, std::span<const Tensor> inputs
 /// op: "einsum", "rearrange", "reduce", "repeat"; reduction only for "reduce".
 Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes,
                      DType dtype = DType::f32, Reduction reduction = Reduction::sum);
+/// The same for any op the planner takes (maps too): the sizes each axis of the pattern
+/// needs; sizes of axes it does not name are ignored.
+Plan plan_from_sizes(const OpSpec& spec, std::string_view pattern, const AxisLengths& sizes,
+                     DType dtype = DType::f32);
 
 }  // namespace einexpr

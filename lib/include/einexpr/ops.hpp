@@ -182,6 +182,9 @@ class Compiled {
  public:
   Compiled(Op op, std::string_view pattern, AxisLengths lengths = {},
            Reduction reduction = Reduction::sum, Copy copy = Copy::if_needed);
+  /// Any op the planner takes, maps included (an empty pattern: a map of one argument in
+  /// the input's layout).
+  Compiled(OpSpec spec, std::string_view pattern);
   ~Compiled();
   Compiled(Compiled&&) noexcept;
   Compiled& operator=(Compiled&&) noexcept;
@@ -196,6 +199,7 @@ class Compiled {
   /// The plan for inputs of these layouts (planned on the first call).
   const Plan& plan(std::span<const Tensor> inputs) const;
   const std::string& pattern() const noexcept;
+  const OpSpec& spec() const noexcept;
 
  private:
   struct Impl;
