@@ -3,6 +3,7 @@
 // std::cout captured, and what it printed must be its page's "```output" block exactly.
 #include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "einexpr/codegen/backward.hpp"
 #include "einexpr/dlpack.hpp"
 #include "einexpr/einexpr.hpp"
 
