@@ -197,9 +197,11 @@ def cost(op, pattern, reduction=None, *, dtype="f32", device="h100", backward=Fa
 
     cost("einsum", "b d, d k -> b k", b=16384, d=32768, k=8192, dtype="bf16")["flops"]
     Fields: op, pattern, dtype, reduction (reduce), sizes, flops, flops_exact, naive_flops,
-    bytes_read, bytes_written, bytes_planned, peak_extra_bytes, intensity, intensity_exact,
-    formulas, steps, backward_flops, backward_bytes, backward (backward=True) and roofline.
-    Counts are exact Python ints, however large.
+    flops_numpy, macs, bytes_read, bytes_written, bytes_planned, peak_extra_bytes, intensity,
+    intensity_exact, formulas, steps, backward_flops, backward_bytes, backward (backward=True)
+    and roofline. Counts are exact Python ints, however large. Where a count cannot be given
+    (bool has no gradient; the device tables list no peak for bool and integers) the field is
+    None beside backward_error or roofline_error.
     """
     text = _core.cost_json(_pattern(op, "op"), _pattern(pattern), _pattern(reduction or "", "reduction"),
                            _lengths(sizes), _pattern(dtype, "dtype"), _pattern(device, "device"), bool(backward))
