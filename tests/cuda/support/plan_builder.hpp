@@ -52,7 +52,7 @@ class PlanBuilder {
     Shape shape(as.begin(), as.end() - 1);
     shape.push_back(layout(b).shape.back());
     const int v = new_value(Layout{shape, dst_strides.empty() ? contiguous_strides(shape) : dst_strides, 0});
-    plan_.steps.push_back(ContractStep{a, b, v, batch_dims, kind});
+    plan_.steps.push_back(ContractStep{a, b, v, batch_dims, kind, {}});
     return v;
   }
 
