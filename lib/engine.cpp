@@ -111,7 +111,7 @@ std::pair<DType, Device> common_dtype_device(std::string_view op, std::span<cons
 std::string context(std::string_view op_name, std::string_view pattern, std::span<const Tensor> inputs,
                     const AxisLengths* lengths) {
   std::string s = "in " + std::string(op_name) + "(";
-  if (!pattern.empty()) s += "'" + std::string(pattern) + "'";
+  if (!pattern.empty()) s += "'" + abbreviate(pattern) + "'";
   s += ")";
   if (!inputs.empty()) {
     s += inputs.size() == 1 ? " on input of shape " : " on inputs of shapes ";

@@ -95,6 +95,9 @@ Tensor Program::run(std::span<const Tensor> inputs) const {
 void Program::run_into(std::span<const Tensor> inputs, Tensor& out) const {
   check_inputs(inputs);
   if (!out.defined()) throw Error("the output tensor is undefined");
+  if (out.is_read_only())
+    throw Error("the output tensor is read-only (it views memory given to einexpr as const, "
+                "Tensor::from_blob(const void*, ...)); write into a writable tensor");
   if (out.shape() != output_layout.shape)
     throw ShapeError("the output tensor has shape " + shape_str(out.shape()) + " but the result has shape " +
                      shape_str(output_layout.shape));

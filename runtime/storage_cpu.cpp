@@ -128,8 +128,9 @@ Allocator& allocator_for(Device device) {
   return backend::cuda_allocator(device.index);
 }
 
-Storage::Storage(std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release)
-    : data_(data), bytes_(bytes), device_(device), release_(std::move(release)) {}
+Storage::Storage(std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release,
+                 bool read_only)
+    : data_(data), bytes_(bytes), device_(device), release_(std::move(release)), read_only_(read_only) {}
 
 Storage::~Storage() {
   if (release_) release_(data_);
@@ -150,6 +151,13 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device) {
 std::shared_ptr<Storage> Storage::wrap(void* data, std::size_t bytes, Device device,
                                        std::function<void(void*)> release) {
   return std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(data), bytes, device, std::move(release)));
+}
+
+std::shared_ptr<Storage> Storage::wrap(const void* data, std::size_t bytes, Device device,
+                                       std::function<void(void*)> release) {
+  // The one const_cast: the pointer is kept as std::byte* but read_only_ guards every write.
+  return std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(const_cast<void*>(data)), bytes, device,
+                                              std::move(release), true));
 }
 
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {

@@ -294,6 +294,7 @@ Tensor Tensor::to(Device device) const {
 
 void Tensor::copy_from(const Tensor& src) {
   if (!storage_ || !src.storage_) throw Error("copy_from: undefined tensor");
+  check_writable("copy_from");
   if (src.shape() != shape())
     throw ShapeError("copy_from: source of shape " + shape_str(src.shape()) + " into a tensor of shape " +
                      shape_str(shape()));
@@ -317,6 +318,7 @@ void Tensor::copy_from(const Tensor& src) {
 
 void Tensor::fill(double value) {
   if (!storage_) throw Error("fill: undefined tensor");
+  check_writable("fill");
   std::byte element[16] = {};
   store_from_double(value, element, dtype_);
   if (device().is_cpu()) {
@@ -352,6 +354,7 @@ std::int64_t Tensor::element_offset(std::initializer_list<std::int64_t> index) c
 
 void Tensor::set(std::initializer_list<std::int64_t> index, double value) {
   check_cpu("set");
+  check_writable("set");
   const std::int64_t off = element_offset(index);
   store_from_double(value, storage_->data() + off * static_cast<std::int64_t>(element_size()), dtype_);
 }

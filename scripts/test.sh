@@ -5,6 +5,9 @@
 #                                      build-nocuda/ (everything must build and pass with OFF too)
 #   EINEXPR_CUDA=OFF scripts/test.sh   only the build without CUDA, in build-nocuda/
 #   scripts/test.sh -R parser          extra arguments go to the first ctest run
+# These builds include the Python module where its packages are installed (EINEXPR_PYTHON=AUTO,
+# built with /usr/bin/python3 or $EINEXPR_PYTHON_EXE): its pytest run and doctests are ctest's
+# "python" label. Where a package is missing, configuring prints what and skips the module.
 # Idempotent, and fast when nothing changed (incremental builds, ctest only).
 #
 # Then the sanitizer builds, unless EINEXPR_SANITIZERS=0 (=asan or =tsan runs one of them):
@@ -23,7 +26,10 @@ build_and_test() {
   local dir="$1" cuda="$2"
   shift 2
   echo "== scripts/test.sh: $dir (EINEXPR_CUDA=$cuda)"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEINEXPR_CUDA="$cuda" >/dev/null
+  # Only einexpr's own status lines (CUDA, BLAS, the Python module or why it is skipped).
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEINEXPR_CUDA="$cuda" \
+    -DEINEXPR_PYTHON=AUTO -DPython3_EXECUTABLE="${EINEXPR_PYTHON_EXE:-/usr/bin/python3}" |
+    { grep -E '^-- einexpr:' || true; }
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@"
 }

@@ -9,6 +9,15 @@ namespace einexpr::cli {
 
 namespace {
 
+/// The mark protect_patterns puts before an argument beginning with "->" (ASCII unit
+/// separator: never in a pattern, a path or a number one would type).
+constexpr char positional_mark = '\x1f';
+
+/// A positional option whose values may carry protect_patterns' mark: it is removed.
+CLI::Option* positional(CLI::Option* option) {
+  return option->transform([](std::string value) { return unprotect(std::move(value)); }, "", "");
+}
+
 const char* const tool_description =
     "einexpr: einops-style tensor expressions on NumPy .npy files -- run them, count their\n"
     "FLOPs and bytes exactly, and place them on a device's roofline.\n\n"
@@ -45,16 +54,17 @@ void add_run_options(CLI::App* sub, RunOptions& run) {
 void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* description, const char* footer) {
   CLI::App* sub = cli.app.add_subcommand(op, description);
   args.op = op;
-  sub->add_option("PATTERN", args.pattern, "The einops pattern, quoted")->required()->type_name("");
+  positional(sub->add_option("PATTERN", args.pattern, "The einops pattern, quoted"))->required()->type_name("");
   if (args.op == "reduce")
-    sub->add_option("REDUCTION", args.reduction, "sum, mean, max, min, prod (any, all on bool)")
+    positional(sub->add_option("REDUCTION", args.reduction, "sum, mean, max, min, prod (any, all on bool)"))
         ->required()
         ->type_name("");
   if (args.op == "einsum") {
-    sub->add_option("IN.npy", args.inputs, "One .npy file per operand")->required()->type_name("");
+    positional(sub->add_option("IN.npy", args.inputs, "One .npy file per operand"))->required()->type_name("");
   } else {
-    sub->add_option("IN.npy", args.input, "The input .npy file")->required()->type_name("");
-    sub->add_option("LENGTHS", args.lengths, "NAME=LEN...: the axis lengths the pattern needs")->type_name("");
+    positional(sub->add_option("IN.npy", args.input, "The input .npy file"))->required()->type_name("");
+    positional(sub->add_option("LENGTHS", args.lengths, "NAME=LEN...: the axis lengths the pattern needs"))
+        ->type_name("");
   }
   sub->add_option("-o,--output", args.output, "The output .npy file (same dtype as the input)")
       ->required()
@@ -66,9 +76,9 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
 }
 
 void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
-  sub->add_option("OP", expr.op, "einsum, rearrange, reduce or repeat")->required()->type_name("");
-  sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted")->required()->type_name("");
-  sub->add_option("ARGS", expr.rest, sizes_help)->type_name("");
+  positional(sub->add_option("OP", expr.op, "einsum, rearrange, reduce or repeat"))->required()->type_name("");
+  positional(sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted"))->required()->type_name("");
+  positional(sub->add_option("ARGS", expr.rest, sizes_help))->type_name("");
   sub->add_option("--dtype", expr.dtype, "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool")
       ->type_name("DT")
       ->capture_default_str();
@@ -107,7 +117,7 @@ void add_explain(Cli& cli) {
 void add_check(Cli& cli) {
   CLI::App* sub = cli.app.add_subcommand(
       "check", "Validate a pattern: 'ok (OP)' and exit 0, or the fault under a caret and exit 1");
-  sub->add_option("PATTERN", cli.check.pattern, "The einops pattern, quoted")->required()->type_name("");
+  positional(sub->add_option("PATTERN", cli.check.pattern, "The einops pattern, quoted"))->required()->type_name("");
   sub->add_option("--op", cli.check.op,
                   "rearrange, reduce, repeat, einsum or map (default: rearrange for one operand, else einsum)")
       ->type_name("OP");
@@ -141,12 +151,19 @@ void add_bench(Cli& cli) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   sub->add_option("--seed", b.seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--copy", b.copy,
+                  "rearrange and repeat: if_needed (a view where the strides allow), never (always a view, "
+                  "else exit 1) or always (time the copy into a new tensor)")
+      ->type_name("POLICY")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"if_needed", "never", "always"}));
   sub->footer(
       "A progress line goes to stderr while a run takes longer than a second.\n"
       "Examples:\n"
       "  einexpr bench einsum \"b d, d k -> b k\" b=1024 d=256 k=64\n"
       "  einexpr bench einsum \"b d, d k -> b k\" b=16384 d=32768 k=8192 --dtype bf16 --device cuda\n"
-      "  einexpr bench reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=50 h2=20 w=50 w2=20 --json");
+      "  einexpr bench reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=50 h2=20 w=50 w2=20 --json\n"
+      "  einexpr bench rearrange \"b h w -> b w h\" b=64 h=256 w=256 --copy always");
   cli.commands.push_back({sub, [&cli] { return bench_command(cli.bench); }});
 }
 
@@ -154,10 +171,10 @@ void add_roofline(Cli& cli) {
   RooflineArgs& r = cli.roofline;
   CLI::App* sub =
       cli.app.add_subcommand("roofline", "Write an SVG roofline plot, one point per expression at its roofline bound");
-  sub->add_option("FILE.svg", r.svg, "The SVG file to write")->required()->type_name("");
-  sub->add_option("EXPR", r.exprs,
+  positional(sub->add_option("FILE.svg", r.svg, "The SVG file to write"))->required()->type_name("");
+  positional(sub->add_option("EXPR", r.exprs,
                   "\"OP|PATTERN|NAME=LEN,NAME=LEN,...\", or \"reduce|PATTERN|REDUCTION|NAME=LEN,...\"; "
-                  "the point's label is the pattern")
+                  "the point's label is the pattern"))
       ->required()
       ->type_name("");
   sub->add_option("--device", r.device, "Device-table entry whose roofs are drawn")
@@ -183,6 +200,21 @@ void add_devices(Cli& cli) {
 }
 
 }  // namespace
+
+std::vector<std::string> protect_patterns(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i > 0 && a.starts_with("->")) a.insert(a.begin(), positional_mark);
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+std::string unprotect(std::string text) {
+  std::erase(text, positional_mark);
+  return text;
+}
 
 Cli::Cli() : app(tool_description, "einexpr") {}
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "commands.hpp"
@@ -36,5 +37,13 @@ struct Cli {
 
 /// The whole tool's definition (the options point into the returned object).
 std::unique_ptr<Cli> make_cli();
+
+/// CLI11 takes any argument that begins with '-' for an option, but a pattern may begin
+/// with "->" (the identity of a 0-d tensor, "->"; a repeat of one, "-> r"). No option
+/// begins so, so such an argument is marked as a positional before parsing and the mark is
+/// removed from what the positionals receive. ("--" also ends the options, as usual.)
+std::vector<std::string> protect_patterns(int argc, char** argv);
+/// `text` without the marks protect_patterns added (for messages that quote arguments).
+std::string unprotect(std::string text);
 
 }  // namespace einexpr::cli

@@ -67,6 +67,7 @@ struct BenchArgs {
   double min_time = 0.25;  // ...and at least this many seconds
   double max_time = 10.0;  // ...but stop after this many
   std::uint64_t seed = 0;
+  std::string copy = "if_needed";  // rearrange / repeat: if_needed, never or always
 };
 int bench_command(const BenchArgs& args);
 

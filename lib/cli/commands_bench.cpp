@@ -14,10 +14,19 @@ namespace einexpr::cli {
 
 namespace {
 
+/// --copy: the policy of a rearrange or repeat (CLI11 has checked the name).
+Copy parse_copy(const std::string& text, const std::string& op) {
+  const Copy copy = text == "always" ? Copy::always : text == "never" ? Copy::never : Copy::if_needed;
+  if (copy != Copy::if_needed && op != "rearrange" && op != "repeat")
+    throw UsageError("--copy " + text + " applies to rearrange and repeat, not " + op);
+  return copy;
+}
+
 /// The expression compiled with the lengths its plan from sizes used (the tensors' shapes
-/// then say the rest).
-Compiled compile(const ExprSpec& e, const Plan& plan) {
+/// then say the rest) and the --copy policy.
+Compiled compile(const ExprSpec& e, const Plan& plan, Copy copy) {
   OpSpec spec = e.op_spec();
+  spec.copy = copy;
   if (spec.op != Op::einsum)
     for (const auto& [axis, length] : e.sizes)
       if (plan.axes.find(axis) >= 0) spec.lengths.emplace_back(axis, length);
@@ -102,6 +111,7 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 
 int bench_command(const BenchArgs& args) {
   const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const Copy copy = parse_copy(args.copy, e.op);
   const DType dtype = parse_dtype(args.expr.dtype);
   const Device device = parse_run_device(args.run.device);
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
@@ -109,7 +119,8 @@ int bench_command(const BenchArgs& args) {
   apply_threads(args.run);
   const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
-  const Compiled compiled = compile(e, plan);
+  const Compiled compiled = compile(e, plan, copy);
+  const bool view = compiled.plan(inputs).output_is_view();  // what --copy made of it
   Progress progress;
   MeasureOptions options;
   options.warmup = args.warmup;
@@ -122,9 +133,9 @@ int bench_command(const BenchArgs& args) {
   progress.finish();
   const Roofline bound = roofline(report.cost, spec);
   if (args.json)
-    print_bench_json(e, report, bound, device, plan.output_is_view());
+    print_bench_json(e, report, bound, device, view);
   else
-    print_bench_table(e, report, bound, device, plan.output_is_view());
+    print_bench_table(e, report, bound, device, view);
   return 0;
 }
 

@@ -1,49 +1,17 @@
 // cost, explain, check: what an expression costs and how it is planned, from the pattern
 // and the axis sizes alone (nothing is allocated), and whether a pattern is valid.
 #include <iostream>
-#include <optional>
-#include <variant>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "output.hpp"
+#include "report.hpp"
 
 namespace einexpr::cli {
 
 namespace {
-
-/// Everything `cost` prints, computed before anything is printed.
-struct CostReport {
-  ExprSpec expr;
-  Cost cost;
-  std::optional<BackwardCost> backward;  // none when a gradient is not defined...
-  std::string backward_error;            // ...and why
-  std::optional<Roofline> roofline;      // none when the device lists no peak for the dtype...
-  std::string roofline_error;            // ...and why
-};
-
-CostReport make_report(const CostArgs& args) {
-  CostReport r;
-  r.expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
-  const DType dtype = parse_dtype(args.expr.dtype);
-  const DeviceSpec device = find_device(args.device);
-  const Plan plan = plan_from_sizes(r.expr.op_spec(), r.expr.pattern, r.expr.sizes, dtype);
-  r.cost = cost(plan);
-  try {  // a forward's cost never fails for want of a gradient
-    r.backward = backward_cost(plan);
-  } catch (const Error& e) {
-    r.backward_error = e.what();
-  }
-  try {  // nor for want of a peak where the tables list none (bool, integers)
-    r.roofline = roofline(r.cost, device);
-  } catch (const Error& e) {
-    if (is_floating(dtype)) throw;  // a float peak the chosen device lacks: the user's to fix
-    r.roofline_error = e.what();
-  }
-  return r;
-}
 
 std::string title(const ExprSpec& e, DType dtype) {
   std::string t = e.op + " '" + e.pattern + "'";
@@ -106,70 +74,6 @@ void print_backward_table(const CostReport& r) {
             << num(both.to_double() / r.cost.flops.to_double(), 3) << " x forward)\n";
 }
 
-void write_steps_json(JsonWriter& j, const Cost& c) {
-  j.key("steps").begin_array();
-  for (const StepCost& s : c.steps) {
-    j.begin_object().field("kind", s.kind).field("label", s.label).field("is_view", s.is_view);
-    j.field("flops", s.flops).field("flops_exact", s.flops_exact).field("bytes", s.bytes_read + s.bytes_written);
-    j.field("bytes_read", s.bytes_read).field("bytes_written", s.bytes_written);
-    j.field("bytes_allocated", s.bytes_allocated).end_object();
-  }
-  j.end_array();
-}
-
-void write_roofline_json(JsonWriter& j, const Roofline& f) {
-  j.key("roofline").begin_object().field("device", f.device).field("dtype", name(f.dtype));
-  j.field("peak_flops", f.peak_flops).field("bandwidth", f.bandwidth);
-  j.field("accelerator_intensity", f.accelerator_intensity).field("bound", f.bound()).field("time_s", f.time_s);
-  j.field("compute_time_s", f.compute_time_s).field("memory_time_s", f.memory_time_s);
-  j.field("best_mfu", f.best_mfu).end_object();
-}
-
-void write_backward_json(JsonWriter& j, const BackwardCost& b) {
-  j.key("backward").begin_array();
-  for (const GradientCost& g : b.gradients)
-    j.begin_object()
-        .field("input", g.input)
-        .field("expression", g.expression)
-        .field("flops", g.cost.flops)
-        .field("bytes", g.cost.ideal_bytes())
-        .end_object();
-  j.end_array();
-}
-
-void print_cost_json(const CostReport& r, bool with_gradients) {
-  const Cost& c = r.cost;
-  JsonWriter j(std::cout);
-  j.begin_object().field("op", r.expr.op).field("pattern", r.expr.pattern).field("dtype", name(c.dtype));
-  if (r.expr.op == "reduce") j.field("reduction", name(r.expr.reduction));
-  j.key("sizes").begin_object();
-  for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
-  j.end_object();
-  j.field("flops", c.flops).field("flops_exact", c.flops_exact).field("naive_flops", c.naive_flops);
-  j.field("flops_numpy", c.flops_numpy).field("macs", c.macs);
-  j.field("bytes_read", c.bytes_read).field("bytes_written", c.bytes_written);
-  j.field("bytes_planned", c.bytes_planned).field("peak_extra_bytes", c.peak_extra_bytes);
-  j.field("intensity", c.intensity()).field("intensity_exact", c.intensity_exact());
-  j.key("formulas").begin_object().field("flops", c.flops_formula.str()).field("bytes", c.bytes_formula.str());
-  j.end_object();
-  write_steps_json(j, c);
-  if (r.backward) {
-    j.field("backward_flops", r.backward->flops).field("backward_bytes", r.backward->bytes);
-    if (with_gradients) write_backward_json(j, *r.backward);
-  } else {
-    j.key("backward_flops").null().key("backward_bytes").null();
-    j.key("backward").null();
-    j.field("backward_error", r.backward_error);
-  }
-  if (r.roofline) {
-    write_roofline_json(j, *r.roofline);
-  } else {
-    j.key("roofline").null();
-    j.field("roofline_error", r.roofline_error);
-  }
-  j.end_object();
-}
-
 Op parse_op(const std::string& text) {
   for (Op op : {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map})
     if (text == name(op)) return op;
@@ -179,9 +83,11 @@ Op parse_op(const std::string& text) {
 }  // namespace
 
 int cost_command(const CostArgs& args) {
-  const CostReport r = make_report(args);
+  const ExprSpec expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const DType dtype = parse_dtype(args.expr.dtype);
+  const CostReport r = make_report(expr, dtype, find_device(args.device));
   if (args.json) {
-    print_cost_json(r, args.backward);
+    write_cost_json(std::cout, r, args.backward);
     return 0;
   }
   print_cost_table(r);
@@ -190,27 +96,8 @@ int cost_command(const CostArgs& args) {
 }
 
 int explain_command(const ExprArgs& args) {
-  const ExprSpec e = parse_expr_args(args.op, args.pattern, args.rest);
-  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, parse_dtype(args.dtype));
-  const Cost c = cost(plan);
-  std::cout << plan.str() << "steps\n";
-  Table t({"step", "kind", "FLOPs", "read", "written", "temporary"}, "llrrrr");
-  Count read, written;
-  int views = 0;
-  for (std::size_t i = 0; i < c.steps.size(); ++i) {
-    const StepCost& s = c.steps[i];
-    const int dst = destination(plan.steps.at(i));
-    t.add({"%" + std::to_string(dst), s.is_view ? s.kind + " (moves nothing)" : s.kind, si(s.flops.to_double(), "FLOP"),
-           iec(s.bytes_read.to_double()), iec(s.bytes_written.to_double()), iec(s.bytes_allocated.to_double())});
-    read += s.bytes_read;
-    written += s.bytes_written;
-    views += s.is_view ? 1 : 0;
-  }
-  t.add({"total", "", si(c.flops.to_double(), "FLOP"), iec(read.to_double()), iec(written.to_double()),
-         iec(c.peak_extra_bytes.to_double()) + " peak"});
-  std::cout << t.str() << "  " << views << " of " << c.steps.size() << " steps are views; FLOPs " << c.flops.str()
-            << " = " << c.flops_formula.str() << "; planned bytes " << c.bytes_planned.str() << ", ideal "
-            << c.ideal_bytes().str() << (plan.output_is_view() ? "; the output is a view of its input\n" : "\n");
+  const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest);
+  write_explain(std::cout, expr, parse_dtype(args.dtype));
   return 0;
 }
 

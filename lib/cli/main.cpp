@@ -10,6 +10,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "app.hpp"
 #include "args.hpp"
@@ -27,7 +28,7 @@ std::string command_name(const CLI::App& app) {
 }
 
 int usage_error(const std::string& where, const std::string& message) {
-  std::cerr << where << ": error: " << message << " (see '" << where << " --help')\n";
+  std::cerr << where << ": error: " << einexpr::cli::unprotect(message) << " (see '" << where << " --help')\n";
   return exit_usage;
 }
 
@@ -66,8 +67,11 @@ int run(int argc, char** argv) {
       std::none_of(cli->commands.begin(), cli->commands.end(),
                    [&](const einexpr::cli::Command& c) { return c.app->get_name() == argv[1]; }))
     return unknown_command(*cli, argv[1]);
+  std::vector<std::string> args = einexpr::cli::protect_patterns(argc, argv);
+  std::vector<char*> protected_argv;
+  for (std::string& a : args) protected_argv.push_back(a.data());
   try {
-    cli->app.parse(argc, argv);
+    cli->app.parse(argc, protected_argv.data());
   } catch (const CLI::Success& e) {  // --help, --version
     return cli->app.exit(e);
   } catch (const CLI::ParseError& e) {

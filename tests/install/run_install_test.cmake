@@ -15,7 +15,14 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix --config ${CONFIG})
 # The downstream project uses einexpr's compiler: a clang build's static libraries call
 # LLVM's OpenMP runtime, which g++'s -fopenmp (libgomp) does not provide.
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
+# It may find only what the README lists for downstream projects (OpenMP, BLAS, the CUDA
+# toolkit): every other package einexpr's own build uses is hidden from find_package, so
+# einexpr-config.cmake cannot come to depend on one unnoticed.
+set(hidden)
+foreach(package fmt pegtl Eigen3 nlohmann_json CLI11 Catch2 benchmark dlpack pybind11 Python3)
+  list(APPEND hidden -DCMAKE_DISABLE_FIND_PACKAGE_${package}=ON)
+endforeach()
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR} ${hidden}
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=${CONFIG} -DCMAKE_CXX_COMPILER=${COMPILER})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/downstream)

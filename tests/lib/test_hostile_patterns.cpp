@@ -147,8 +147,13 @@ TEST_CASE("hostile patterns through the public API: PatternError at the fault, c
       CHECK(e.position() == r.position);
       CHECK_THAT(e.reason(), Catch::Contains(r.message));
       CHECK(e.pattern() == r.pattern);  // the user's own text, not a rewritten one
-      const std::string caret = "\n  " + std::string(caret_column(r.pattern, r.position), ' ') + "^";
-      CHECK(std::string(e.what()).find(caret) != std::string::npos);
+      if (r.pattern.size() <= caret_window) {
+        const std::string caret = "\n  " + std::string(caret_column(r.pattern, r.position), ' ') + "^";
+        CHECK(std::string(e.what()).find(caret) != std::string::npos);
+      } else {  // a window of the pattern around the caret (tests/runtime/test_error.cpp), not all of it
+        CHECK(std::string(e.what()).find(caret_line(r.pattern, r.position)) != std::string::npos);
+        CHECK(std::string(e.what()).size() < 1000);
+      }
       CHECK(std::string(e.what()).find('\0') == std::string::npos);  // control bytes shown as '?'
     }
   }

@@ -21,10 +21,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -47,39 +49,91 @@ Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& leng
 Tensor einsum(std::span<const Tensor> operands, std::string_view pattern,
               const AxisLengths& lengths = {});
 
+/// einsum({x, y}, pattern[, lengths]): operands as a braced list.
+inline Tensor einsum(std::initializer_list<Tensor> operands, std::string_view pattern,
+                     const AxisLengths& lengths = {}) {
+  return einsum(std::span<const Tensor>(operands.begin(), operands.size()), pattern, lengths);
+}
+/// einsum(x, [y, [z,]] pattern, lengths): up to three operands with axis lengths (braced
+/// lengths like {{"h", 8}} work here; for more operands use the braced-list form).
+inline Tensor einsum(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
+  return einsum(std::span<const Tensor>(&x, 1), pattern, lengths);
+}
+inline Tensor einsum(const Tensor& x, const Tensor& y, std::string_view pattern, const AxisLengths& lengths) {
+  const std::array<Tensor, 2> operands{x, y};
+  return einsum(std::span<const Tensor>(operands), pattern, lengths);
+}
+inline Tensor einsum(const Tensor& x, const Tensor& y, const Tensor& z, std::string_view pattern,
+                     const AxisLengths& lengths) {
+  const std::array<Tensor, 3> operands{x, y, z};
+  return einsum(std::span<const Tensor>(operands), pattern, lengths);
+}
+
 namespace detail {
 template <class T>
 inline constexpr bool is_tensor_v = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+template <class T>
+inline constexpr bool is_pattern_v = std::is_convertible_v<const T&, std::string_view>;
+template <class T>
+inline constexpr bool is_lengths_v = std::is_same_v<std::remove_cvref_t<T>, AxisLengths>;
 template <class... Ts>
 using last_t = typename decltype((std::type_identity<Ts>{}, ...))::type;
-/// Tensors, then one pattern: the argument list of einsum(x, y, ..., pattern).
+template <std::size_t N, class... Ts>
+using nth_t = std::tuple_element_t<N, std::tuple<Ts...>>;
+/// Tensors, then one pattern: einsum(x, y, ..., pattern).
 template <class... Args>
 concept einsum_args = sizeof...(Args) >= 2 && (is_tensor_v<Args> + ...) == sizeof...(Args) - 1 &&
-                      std::is_convertible_v<const last_t<Args...>&, std::string_view>;
+                      is_pattern_v<last_t<Args...>>;
+/// Tensors, a pattern, then AxisLengths: einsum(x, y, ..., pattern, lengths).
+template <class... Args>
+concept einsum_args_lengths = sizeof...(Args) >= 3 && (is_tensor_v<Args> + ...) == sizeof...(Args) - 2 &&
+                              is_pattern_v<nth_t<sizeof...(Args) - 2, Args...>> && is_lengths_v<last_t<Args...>>;
+/// A range of tensors (a std::vector<Tensor>, a span), a pattern and maybe AxisLengths.
+template <class... Args>
+concept einsum_range_args =
+    (sizeof...(Args) == 2 || sizeof...(Args) == 3) &&
+    std::is_convertible_v<const nth_t<0, Args...>&, std::span<const Tensor>> && is_pattern_v<nth_t<1, Args...>> &&
+    (sizeof...(Args) == 2 || is_lengths_v<last_t<Args...>>);
+template <class... Args>
+concept einsum_call = einsum_args<Args...> || einsum_args_lengths<Args...> || einsum_range_args<Args...>;
+template <class...>
+inline constexpr bool always_false = false;
 }  // namespace detail
 
-/// einsum(x, y, ..., pattern): operands first, the pattern last (einops' order).
+/// einsum(x, y, ..., pattern[, lengths]): operands first, the pattern last (einops' order).
 template <class... Args>
-  requires detail::einsum_args<Args...>
+  requires(detail::einsum_args<Args...> || detail::einsum_args_lengths<Args...>)
 Tensor einsum(const Args&... args) {
-  constexpr std::size_t n = sizeof...(Args) - 1;
+  constexpr std::size_t n = sizeof...(Args) - (detail::einsum_args<Args...> ? 1 : 2);
   std::array<Tensor, n> operands;
   std::string_view pattern;
+  const AxisLengths* lengths = nullptr;
   std::size_t i = 0;
   (
       [&](const auto& arg) {
-        if constexpr (detail::is_tensor_v<decltype(arg)>) {
+        using A = std::remove_cvref_t<decltype(arg)>;
+        if constexpr (std::is_same_v<A, Tensor>) {
           if (i < n) operands[i] = arg;
+        } else if constexpr (detail::is_lengths_v<A>) {
+          lengths = &arg;
         } else {
-          static_assert(std::is_convertible_v<decltype(arg), std::string_view>,
-                        "einsum(x, y, ..., pattern): operands are Tensors, the last argument "
-                        "is the pattern");
           pattern = std::string_view(arg);
         }
         ++i;
       }(args),
       ...);
-  return einsum(std::span<const Tensor>(operands), pattern);
+  return einsum(std::span<const Tensor>(operands), pattern, lengths ? *lengths : AxisLengths{});
+}
+
+/// Any other argument list: one short message instead of every overload einsum has.
+template <class... Args>
+  requires(!detail::einsum_call<Args...>)
+Tensor einsum(const Args&...) {
+  static_assert(detail::always_false<Args...>,
+                "einsum takes (x, y, ..., pattern), (x, y, ..., pattern, lengths), ({x, y, ...}, pattern"
+                "[, lengths]) or (std::span/std::vector of Tensors, pattern[, lengths]): Tensors first, "
+                "then the pattern (a string), then optionally the AxisLengths");
+  return {};
 }
 
 /// Elementwise f(x): "relu", "gelu" (tanh approximation), "exp", "log", "square", "sqrt",
@@ -100,6 +154,10 @@ void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern,
                  const AxisLengths& lengths = {});
 void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
                  const AxisLengths& lengths = {});
+inline void einsum_into(Tensor& out, std::initializer_list<Tensor> operands, std::string_view pattern,
+                        const AxisLengths& lengths = {}) {
+  einsum_into(out, std::span<const Tensor>(operands.begin(), operands.size()), pattern, lengths);
+}
 void map_into(Tensor& out, const Tensor& x, UnaryOp function);
 void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
 
@@ -107,6 +165,9 @@ void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pa
 /// Packs tensors along the "*" of `pattern` ("i j * k"): returns the packed tensor and, per
 /// input, the shape its "*" stood for (to give back to unpack).
 std::pair<Tensor, std::vector<Shape>> pack(std::span<const Tensor> tensors, std::string_view pattern);
+inline std::pair<Tensor, std::vector<Shape>> pack(std::initializer_list<Tensor> tensors, std::string_view pattern) {
+  return pack(std::span<const Tensor>(tensors.begin(), tensors.size()), pattern);
+}
 /// Splits `packed` along the "*" of `pattern` into tensors whose "*" parts have the given
 /// shapes (one entry may contain -1). The results are views of `packed`.
 std::vector<Tensor> unpack(const Tensor& packed, std::span<const Shape> shapes,

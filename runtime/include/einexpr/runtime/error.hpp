@@ -73,8 +73,17 @@ class InternalError : public Error {
   explicit InternalError(std::string_view what, const char* file, int line);
 };
 
+/// Patterns longer than this many bytes are shown as a window of it around the caret.
+inline constexpr std::size_t caret_window = 200;
+
 /// The caret line for `pattern`: the pattern, a newline, spaces and '^' under `position`.
+/// A pattern longer than caret_window bytes shows only the caret_window bytes around
+/// `position`, with "..." where it is cut.
 std::string caret_line(std::string_view pattern, std::size_t position);
+
+/// `text` itself when it has at most `max_bytes` bytes, else its first `max_bytes` bytes
+/// (whole UTF-8 code points) then "... (N bytes)": how messages quote long patterns.
+std::string abbreviate(std::string_view text, std::size_t max_bytes = caret_window);
 
 }  // namespace einexpr
 

@@ -46,6 +46,11 @@ class Storage {
   /// Wraps memory the caller owns; `release` runs when the last tensor lets go.
   static std::shared_ptr<Storage> wrap(void* data, std::size_t bytes, Device device,
                                        std::function<void(void*)> release);
+  /// Wraps memory einexpr may only read: read_only() is true, and every tensor over it
+  /// refuses to be written (copy_from, fill, set, data<T>() with a non-const T, and an
+  /// op's *_into output).
+  static std::shared_ptr<Storage> wrap(const void* data, std::size_t bytes, Device device,
+                                       std::function<void(void*)> release);
 
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -54,13 +59,17 @@ class Storage {
   std::byte* data() const noexcept { return data_; }
   std::size_t nbytes() const noexcept { return bytes_; }
   Device device() const noexcept { return device_; }
+  /// True for memory wrapped from a const pointer: einexpr reads it and never writes it.
+  bool read_only() const noexcept { return read_only_; }
 
  private:
-  Storage(std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release);
+  Storage(std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release,
+          bool read_only = false);
   std::byte* data_;
   std::size_t bytes_;
   Device device_;
   std::function<void(void*)> release_;
+  bool read_only_;
 };
 
 /// Copies `bytes` bytes between any two devices (host<->device, device<->device).

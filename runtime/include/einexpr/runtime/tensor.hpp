@@ -1,9 +1,11 @@
 #pragma once
 // Tensor = shared storage + dtype + layout (shape, strides in elements, offset) + device.
 // Views (select, slice, view, transpose, permute, reshape when it can) share storage;
-// same_storage() tells which tensors do.
+// same_storage() tells which tensors do. Tensor::from_blob wraps memory the caller owns,
+// without copying; from a const pointer the tensor is read-only (is_read_only()).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
@@ -43,6 +45,21 @@ class Tensor {
   static Tensor from_doubles(const std::vector<double>& values, Shape shape,
                              DType dtype = DType::f32);
 
+  // ---- the caller's memory, not copied ----
+  /// A tensor over memory the caller owns: element i of dim d is `strides[d]` elements
+  /// apart (strides empty: row-major). `release` runs when the last tensor (views
+  /// included) lets go; if from_blob throws, it never runs and the memory stays the
+  /// caller's. Errors: a null pointer or one not aligned to the element size (Error);
+  /// a negative length or stride, a rank mismatch, or sizes that overflow (ShapeError);
+  /// a CUDA device this build or machine does not have (DeviceError).
+  static Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype,
+                          Device device = Device::cpu(), std::function<void()> release = {});
+  /// The same over memory einexpr may only read: the tensor and every view of it are
+  /// read-only, so writing into them (copy_from, fill, set, data<T>() with a non-const T,
+  /// an op's *_into output) throws Error saying so. Computing from them works.
+  static Tensor from_blob(const void* data, Shape shape, Strides strides, DType dtype,
+                          Device device = Device::cpu(), std::function<void()> release = {});
+
   // ---- metadata ----
   bool defined() const noexcept { return storage_ != nullptr; }
   const Shape& shape() const noexcept { return layout_.shape; }
@@ -64,6 +81,15 @@ class Tensor {
   bool same_storage(const Tensor& other) const noexcept;
   /// Address of element [0, ..., 0].
   void* data_ptr() const noexcept;
+  /// True when the storage was wrapped from a const pointer (from_blob(const void*, ...)).
+  bool is_read_only() const noexcept { return storage_ != nullptr && storage_->read_only(); }
+  /// Typed address of element [0, ..., 0]; T must be the dtype's C++ type (dtype_of, e.g.
+  /// float for f32, bfloat16_t for bf16), else DTypeError. A non-const T on a read-only
+  /// tensor throws Error; data<const T>() and data<T>() on a const Tensor give const T*.
+  template <class T>
+  T* data();
+  template <class T>
+  const std::remove_const_t<T>* data() const;
 
   // ---- views: share storage ----
   /// The view with the new shape (one -1 allowed); ShapeError naming the dimensions when
@@ -111,6 +137,9 @@ class Tensor {
 
  private:
   void check_cpu(const char* what) const;
+  /// Error when the tensor is undefined or read-only (`what` names the write).
+  void check_writable(const char* what) const;
+  void check_data_dtype(DType requested) const;
   void read_elements(void* out, DType out_dtype) const;
 
   std::shared_ptr<Storage> storage_;
@@ -136,6 +165,19 @@ Tensor Tensor::from_vector(const std::vector<T>& values, Shape shape) {
     convert(values.data(), dtype_of_v<T>, t.data_ptr(), dtype_of_v<T>, values.size());
   }
   return t;
+}
+
+template <class T>
+T* Tensor::data() {
+  check_data_dtype(dtype_of_v<std::remove_const_t<T>>);
+  if constexpr (!std::is_const_v<T>) check_writable("data<T>() with a non-const T");
+  return static_cast<T*>(data_ptr());
+}
+
+template <class T>
+const std::remove_const_t<T>* Tensor::data() const {
+  check_data_dtype(dtype_of_v<std::remove_const_t<T>>);
+  return static_cast<const std::remove_const_t<T>*>(data_ptr());
 }
 
 template <class T>

@@ -1,0 +1,214 @@
+"""einexpr: einops-style tensor expressions, planned, costed and run by a C++ engine.
+
+    import numpy as np, einexpr
+    x = np.random.rand(2, 3, 4).astype(np.float32)
+    y = np.random.rand(2, 5, 4).astype(np.float32)
+    einexpr.einsum(x, y, "b s1 h, b s2 h -> b s1 s2")      # a numpy array of shape (2, 3, 5)
+    einexpr.rearrange(x, "b s (h d) -> b h s d", h=2)      # a view of x: no copy
+    einexpr.cost("einsum", "i j, j k -> i k", i=1024, j=1024, k=1024)["flops"]  # 2147483648
+
+Inputs are numpy arrays (any strides; read through the buffer protocol, not copied) and
+anything with __dlpack__ (torch tensors, not copied). Results are numpy arrays for numpy
+inputs and torch tensors for torch inputs (the first input decides), and share memory with
+the input wherever einexpr returns a view. Errors raise einexpr.Error subclasses with the
+C++ library's messages. The GIL is released while einexpr computes.
+"""
+import json as _json
+import sys as _sys
+
+import numpy as _np
+
+from ._einexpr import (AllocationError, ArgumentError, DeviceError, DTypeError, Error, InternalError,
+                       PatternError, ShapeError, Tensor, __version__, has_cuda)
+from . import _einexpr as _core
+
+__all__ = ["einsum", "rearrange", "reduce", "repeat", "map", "pack", "unpack", "parse_shape", "cost", "explain",
+           "Tensor", "Error", "PatternError", "ShapeError", "DTypeError", "DeviceError", "AllocationError",
+           "InternalError", "ArgumentError", "__version__", "has_cuda"]
+
+
+# ---- inputs ---------------------------------------------------------------------------
+
+def _torch_module(x):
+    """torch, when x is a torch tensor (torch is never imported here otherwise)."""
+    torch = _sys.modules.get("torch")
+    return torch if torch is not None and isinstance(x, torch.Tensor) else None
+
+
+def _has_buffer(x):
+    try:
+        memoryview(x).release()
+        return True
+    except TypeError:
+        return False
+
+
+def _from_buffer(x):
+    t = _core.from_buffer(x)
+    if t is None:
+        # Negative or odd strides, an unaligned pointer or a swapped byte order: einexpr
+        # reads a native, aligned, C-ordered copy instead.
+        a = _np.asarray(x)
+        t = _core.from_buffer(_np.array(a, dtype=a.dtype.newbyteorder("="), order="C"))
+    return t
+
+
+def _from_torch(torch, x, what):
+    if x.requires_grad:
+        raise ArgumentError(f"{what} requires grad: einexpr does not record gradients; pass it .detach()ed")
+    if x.dtype == torch.bool:
+        # DLPack 0.6 has no bool; numpy shares a CPU bool tensor's memory instead.
+        if x.device.type != "cpu":
+            raise DTypeError(f"{what} is a bool tensor on {x.device}: DLPack 0.6 cannot carry bool; "
+                             "convert it to an integer dtype first")
+        return _from_buffer(x.numpy())
+    if x.device.type == "cuda":
+        torch.cuda.current_stream(x.device).synchronize()  # einexpr computes on its own stream
+    return _core.from_dlpack(x.__dlpack__())
+
+
+def _tensor(x, what):
+    """(einexpr tensor viewing x, the kind of result x asks for)."""
+    if isinstance(x, Tensor):
+        return x, "einexpr"
+    torch = _torch_module(x)
+    if torch is not None:
+        return _from_torch(torch, x, what), "torch"
+    if isinstance(x, _np.ndarray) or _has_buffer(x):
+        return _from_buffer(x), "numpy"
+    if hasattr(x, "__dlpack__"):
+        return _core.from_dlpack(x.__dlpack__()), "dlpack"
+    raise ArgumentError(f"{what} is a {type(x).__module__}.{type(x).__qualname__}: einexpr takes numpy arrays, "
+                        "torch tensors and objects with __dlpack__")
+
+
+def _tensors(xs, what):
+    pairs = [_tensor(x, f"{what} {i + 1}") for i, x in enumerate(xs)]
+    return [t for t, _ in pairs], (pairs[0][1] if pairs else "numpy")
+
+
+# ---- outputs --------------------------------------------------------------------------
+
+def _result(t, kind):
+    """t as the kind of object its input was, sharing t's memory."""
+    if kind == "einexpr":
+        return t
+    if kind == "torch":
+        import torch
+        if t.dtype == "bool":
+            if t.device != "cpu":
+                raise DTypeError(f"a bool result on {t.device} cannot pass through DLPack 0.6")
+            return torch.from_numpy(_np.asarray(t))
+        return torch.utils.dlpack.from_dlpack(t.__dlpack__())
+    if t.device != "cpu":
+        return t  # a GPU result for a non-torch DLPack input: take it with your library's from_dlpack
+    return _np.asarray(t)
+
+
+# ---- arguments ------------------------------------------------------------------------
+
+def _pattern(pattern, what="pattern"):
+    if not isinstance(pattern, str):
+        raise ArgumentError(f"the {what} must be a str, not {type(pattern).__name__}")
+    return pattern
+
+
+def _lengths(lengths):
+    out = []
+    for name, value in lengths.items():
+        if isinstance(value, bool) or not isinstance(value, (int, _np.integer)):
+            raise ArgumentError(f"axis length {name}={value!r} is not an integer")
+        out.append((name, int(value)))
+    return out
+
+
+# ---- the ops --------------------------------------------------------------------------
+
+def einsum(*tensors_and_pattern, **lengths):
+    """einsum(x, y, ..., pattern, **lengths): numpy.einsum's semantics with einops' names.
+
+    einsum(x, y, "b s1 h, b s2 h -> b s1 s2"); an axis missing from the output is summed, a
+    repeated one takes the diagonal; compositions work in operands ("b (h d), h d k -> b k").
+    """
+    if len(tensors_and_pattern) < 2:
+        raise ArgumentError("einsum(x, y, ..., pattern): give the operands, then the pattern")
+    *xs, pattern = tensors_and_pattern
+    if isinstance(xs[0], str) and not isinstance(pattern, str):
+        raise ArgumentError("einsum takes the pattern last, as einops does: einsum(x, y, pattern)")
+    ts, kind = _tensors(xs, "operand")
+    return _result(_core.einsum(ts, _pattern(pattern), _lengths(lengths)), kind)
+
+
+def rearrange(x, pattern, **lengths):
+    """rearrange(x, "b s (h d) -> b h s d", h=8): a view of x wherever its strides allow."""
+    t, kind = _tensor(x, "the input")
+    return _result(_core.rearrange(t, _pattern(pattern), _lengths(lengths)), kind)
+
+
+def reduce(x, pattern, reduction, **lengths):
+    """reduce(x, "b s h -> b h", "mean"): sum, mean, max, min, prod (any, all on bool)."""
+    t, kind = _tensor(x, "the input")
+    return _result(_core.reduce(t, _pattern(pattern), _pattern(reduction, "reduction"), _lengths(lengths)), kind)
+
+
+def repeat(x, pattern, **lengths):
+    """repeat(x, "h w -> c h w", c=3): a stride-0 view of x where it only adds axes."""
+    t, kind = _tensor(x, "the input")
+    return _result(_core.repeat(t, _pattern(pattern), _lengths(lengths)), kind)
+
+
+def map(x, *args):  # noqa: A001 (einexpr.map, as in C++)
+    """map(x, "relu") elementwise; map(x, y, "b s h, h -> b s h", "add") with named broadcasting.
+
+    Unary: relu gelu exp log square sqrt rsqrt neg abs sigmoid tanh silu reciprocal.
+    Binary: add sub mul div maximum minimum.
+    """
+    if len(args) == 1:
+        t, kind = _tensor(x, "the input")
+        return _result(_core.map_unary(t, _pattern(args[0], "function")), kind)
+    if len(args) == 3:
+        (t, u), kind = _tensors([x, args[0]], "operand")
+        return _result(_core.map_binary(t, u, _pattern(args[1]), _pattern(args[2], "function")), kind)
+    raise ArgumentError("map(x, function) or map(x, y, pattern, function)")
+
+
+def pack(tensors, pattern):
+    """pack([x, y], "b * h") -> (packed, shapes): einops.pack; give shapes to unpack."""
+    ts, kind = _tensors(list(tensors), "tensor")
+    packed, shapes = _core.pack(ts, _pattern(pattern))
+    return _result(packed, kind), [tuple(s) for s in shapes]
+
+
+def unpack(packed, packed_shapes, pattern):
+    """unpack(packed, shapes, "b * h") -> [x, y]: einops.unpack; the results are views of packed."""
+    t, kind = _tensor(packed, "the packed tensor")
+    shapes = [list(s) for s in packed_shapes]
+    return [_result(u, kind) for u in _core.unpack(t, shapes, _pattern(pattern))]
+
+
+def parse_shape(x, pattern):
+    """parse_shape(x, "b _ h") -> {"b": 2, "h": 4}: einops.parse_shape; "_" skips a dim."""
+    t, _ = _tensor(x, "the input")
+    return dict(_core.parse_shape(t, _pattern(pattern)))
+
+
+def cost(op, pattern, reduction=None, *, dtype="f32", device="h100", backward=False, **sizes):
+    """What an expression costs, from axis sizes alone: the object `einexpr cost --json` prints.
+
+    cost("einsum", "b d, d k -> b k", b=16384, d=32768, k=8192, dtype="bf16")["flops"]
+    Fields: op, pattern, dtype, reduction (reduce), sizes, flops, flops_exact, naive_flops,
+    flops_numpy, macs, bytes_read, bytes_written, bytes_planned, peak_extra_bytes, intensity,
+    intensity_exact, formulas, steps, backward_flops, backward_bytes, backward (backward=True)
+    and roofline. Counts are exact Python ints, however large. Where a count cannot be given
+    (bool has no gradient; the device tables list no peak for bool and integers) the field is
+    None beside backward_error or roofline_error.
+    """
+    text = _core.cost_json(_pattern(op, "op"), _pattern(pattern), _pattern(reduction or "", "reduction"),
+                           _lengths(sizes), _pattern(dtype, "dtype"), _pattern(device, "device"), bool(backward))
+    return _json.loads(text)
+
+
+def explain(op, pattern, reduction=None, *, dtype="f32", **sizes):
+    """The plan of an expression, step by step, with each step's FLOPs and bytes (as `einexpr explain`)."""
+    return _core.explain_text(_pattern(op, "op"), _pattern(pattern), _pattern(reduction or "", "reduction"),
+                              _lengths(sizes), _pattern(dtype, "dtype"))
