@@ -27,6 +27,27 @@ constexpr std::size_t max_cached_bytes = std::size_t{1} << 30;
 
 std::atomic<long> g_fail_after{-1};
 
+// storage_usage(): the bytes Storage::allocate handed out, per device (CPU and 64 CUDA
+// indices; a larger index is not counted, and reads as zero).
+constexpr int usage_slots = 65;
+std::mutex g_usage_mutex;
+StorageUsage g_usage[usage_slots];
+
+int usage_slot(Device device) noexcept { return device.is_cpu() ? 0 : device.index + 1; }
+
+void note_storage(Device device, std::size_t bytes, bool allocated) noexcept {
+  const int slot = usage_slot(device);
+  if (slot < 0 || slot >= usage_slots) return;
+  std::lock_guard lock(g_usage_mutex);
+  StorageUsage& u = g_usage[slot];
+  if (!allocated) {
+    u.bytes_in_use -= std::min(bytes, u.bytes_in_use);
+    return;
+  }
+  u.bytes_in_use += bytes;
+  u.peak_bytes_in_use = std::max(u.peak_bytes_in_use, u.bytes_in_use);
+}
+
 class CpuAllocator final : public Allocator {
  public:
   ~CpuAllocator() override { release_cached(); }
@@ -120,6 +141,20 @@ namespace testing {
 void fail_cpu_allocation_after(long n) noexcept { g_fail_after.store(n < 0 ? -1 : n); }
 }  // namespace testing
 
+StorageUsage storage_usage(Device device) {
+  const int slot = usage_slot(device);
+  if (slot < 0 || slot >= usage_slots) return {};
+  std::lock_guard lock(g_usage_mutex);
+  return g_usage[slot];
+}
+
+void reset_storage_peak(Device device) {
+  const int slot = usage_slot(device);
+  if (slot < 0 || slot >= usage_slots) return;
+  std::lock_guard lock(g_usage_mutex);
+  g_usage[slot].peak_bytes_in_use = g_usage[slot].bytes_in_use;
+}
+
 Allocator& allocator_for(Device device) {
   if (device.is_cpu()) {
     static CpuAllocator* cpu = new CpuAllocator();  // never destroyed: tensors may outlive statics
@@ -139,8 +174,13 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device) {
   Allocator& alloc = allocator_for(device);
   void* p = alloc.allocate(bytes);
   try {
-    return std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(p), bytes, device,
-                                                [&alloc, bytes](void* q) { alloc.deallocate(q, bytes); }));
+    auto storage = std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(p), bytes, device,
+                                                        [&alloc, bytes, device](void* q) {
+                                                          alloc.deallocate(q, bytes);
+                                                          note_storage(device, bytes, false);
+                                                        }));
+    note_storage(device, bytes, true);
+    return storage;
   } catch (...) {
     alloc.deallocate(p, bytes);
     throw;

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "app.hpp"
 #include "args.hpp"
@@ -19,11 +20,19 @@ namespace {
 constexpr int exit_rejected = 1;
 constexpr int exit_usage = 2;
 
-/// The subcommand the parser was inside, for "see 'einexpr cost --help'".
+/// The subcommands the parser was inside, for "see 'einexpr cost --help'" ("einexpr
+/// program cost" for a nested one).
 std::string command_name(const CLI::App& app) {
-  for (const CLI::App* sub : app.get_subcommands())
-    if (sub->parsed()) return "einexpr " + sub->get_name();
-  return "einexpr";
+  std::string name = "einexpr";
+  const CLI::App* at = &app;
+  while (at != nullptr) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : at->get_subcommands())
+      if (sub->parsed()) next = sub;
+    if (next != nullptr) name += " " + next->get_name();
+    at = next;
+  }
+  return name;
 }
 
 int usage_error(const std::string& where, const std::string& message) {
@@ -53,19 +62,26 @@ int dispatch(einexpr::cli::Cli& cli) {
   }
 }
 
+/// The tool's top-level commands ("program" among them, whose own are nested).
+std::vector<std::string> top_level_commands(const einexpr::cli::Cli& cli) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : cli.app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
 /// "unknown command 'x'" rather than CLI11's "a subcommand is required".
-int unknown_command(const einexpr::cli::Cli& cli, const std::string& word) {
+int unknown_command(const std::vector<std::string>& commands, const std::string& word) {
   std::string names;
-  for (const einexpr::cli::Command& c : cli.commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+  for (const std::string& c : commands) names += (names.empty() ? "" : ", ") + c;
   return usage_error("einexpr", "unknown command '" + word + "' (commands: " + names + ")");
 }
 
 int run(int argc, char** argv) {
   std::unique_ptr<einexpr::cli::Cli> cli = einexpr::cli::make_cli();
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(cli->commands.begin(), cli->commands.end(),
-                   [&](const einexpr::cli::Command& c) { return c.app->get_name() == argv[1]; }))
-    return unknown_command(*cli, argv[1]);
+  const std::vector<std::string> commands = top_level_commands(*cli);
+  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end())
+    return unknown_command(commands, argv[1]);
   try {
     cli->app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -73,6 +89,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     if (message == "A subcommand is required") message = "a command is required";
+    if (message.rfind("A subcommand is required", 0) == 0 || message.rfind("Subcommand required", 0) == 0)
+      message = "a command is required";
     return usage_error(command_name(cli->app), message);
   }
   return dispatch(*cli);
