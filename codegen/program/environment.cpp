@@ -100,10 +100,11 @@ const ast::TensorDecl& Environment::declaration(const std::string& name) const {
 // says otherwise is an error naming both.
 void Environment::bind_given(const GivenTensor& g) {
   const ast::TensorDecl& decl = declaration(g.name);
-  const std::string what = std::string(ast::name(decl.kind)) + " '" + g.name + "' (" + dims_text(decl) + ")";
+  const std::string what = std::string(ast::name(decl.kind)) + " " + g.name + ": " + dims_text(decl);
   if (g.shape.size() != decl.dims.size())
-    throw ProgramError(g.origin + " has " + std::to_string(g.shape.size()) + " dims " + shape_str(g.shape) +
-                           " but " + what + " has " + std::to_string(decl.dims.size()),
+    throw ProgramError(g.origin + " has " + std::to_string(g.shape.size()) + " dims " + shape_str(g.shape) + " but " +
+                           ast::name(decl.kind) + " '" + g.name + "' is declared with " +
+                           std::to_string(decl.dims.size()) + (decl.dims.empty() ? "" : " (" + dims_text(decl) + ")"),
                        program_, decl.name.source);
   for (std::size_t d = 0; d < decl.dims.size(); ++d) {
     if (decl.dims[d].axes.size() != 1) continue;
@@ -119,7 +120,7 @@ void Environment::bind_given(const GivenTensor& g) {
       throw ProgramError(g.origin + " gives axis '" + axis + "' length " + std::to_string(g.shape[d]) + " (dim " +
                              std::to_string(d) + " of " + what + "): an axis length is positive",
                          program_, decl.dims[d].source);
-    v = {g.shape[d], g.origin, v.source, true};
+    v = {g.shape[d], "from " + g.origin, v.source, true};
   }
 }
 

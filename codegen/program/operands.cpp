@@ -25,7 +25,7 @@ std::optional<Expected> expected(const ast::Term& term, const Environment& env) 
     return Expected{v.length, "axis '" + n->name + "' is " + std::to_string(v.length) + " (" + v.origin + ")"};
   }
   if (const auto* a = std::get_if<ast::Anonymous>(&term))
-    return Expected{a->length, "the anonymous axis " + std::to_string(a->length)};
+    return Expected{a->length, "the anonymous axis is " + std::to_string(a->length)};
   if (std::holds_alternative<ast::Unit>(term)) return Expected{1, "'()' is 1"};
   const auto* g = std::get_if<ast::Group>(&term);
   if (g == nullptr) return std::nullopt;

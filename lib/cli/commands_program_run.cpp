@@ -45,7 +45,7 @@ RunInputs read_inputs(const ast::Program& program, const ProgramRunArgs& args, D
     }
     if (in.tensors.count(name)) throw UsageError("tensor '" + name + "' is given twice");
     Tensor t = read_npy(path);
-    in.given.push_back({name, t.shape(), t.dtype(), path});
+    in.given.push_back({name, t.shape(), t.dtype(), arg});
     in.tensors[name] = t.to(device);
   }
   in.lengths = parse_lengths(lengths);

@@ -62,26 +62,35 @@ int dispatch(einexpr::cli::Cli& cli) {
   }
 }
 
-/// The tool's top-level commands ("program" among them, whose own are nested).
-std::vector<std::string> top_level_commands(const einexpr::cli::Cli& cli) {
+/// The commands of `app` ("program" among the tool's, whose own are nested).
+std::vector<std::string> commands_of(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : cli.app.get_subcommands([](const CLI::App*) { return true; }))
-    names.push_back(sub->get_name());
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
   return names;
 }
 
-/// "unknown command 'x'" rather than CLI11's "a subcommand is required".
-int unknown_command(const std::vector<std::string>& commands, const std::string& word) {
+/// "unknown command 'x'" rather than CLI11's "a subcommand is required" or "not expected".
+int unknown_command(const std::string& where, const std::vector<std::string>& commands, const std::string& word) {
   std::string names;
   for (const std::string& c : commands) names += (names.empty() ? "" : ", ") + c;
-  return usage_error("einexpr", "unknown command '" + word + "' (commands: " + names + ")");
+  return usage_error(where, "unknown command '" + word + "' (commands: " + names + ")");
+}
+
+/// argv[1] (and, under a command with commands of its own, argv[2]) must name a command.
+int check_command_words(const CLI::App& app, int argc, char** argv) {
+  const std::vector<std::string> top = commands_of(app);
+  if (argc < 2 || argv[1][0] == '-') return 0;
+  if (std::find(top.begin(), top.end(), argv[1]) == top.end()) return unknown_command("einexpr", top, argv[1]);
+  const std::vector<std::string> nested = commands_of(*app.get_subcommand(argv[1]));
+  if (nested.empty() || argc < 3 || argv[2][0] == '-') return 0;
+  if (std::find(nested.begin(), nested.end(), argv[2]) == nested.end())
+    return unknown_command("einexpr " + std::string(argv[1]), nested, argv[2]);
+  return 0;
 }
 
 int run(int argc, char** argv) {
   std::unique_ptr<einexpr::cli::Cli> cli = einexpr::cli::make_cli();
-  const std::vector<std::string> commands = top_level_commands(*cli);
-  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end())
-    return unknown_command(commands, argv[1]);
+  if (const int status = check_command_words(cli->app, argc, argv); status != 0) return status;
   try {
     cli->app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
@@ -89,8 +98,6 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     if (message == "A subcommand is required") message = "a command is required";
-    if (message.rfind("A subcommand is required", 0) == 0 || message.rfind("Subcommand required", 0) == 0)
-      message = "a command is required";
     return usage_error(command_name(cli->app), message);
   }
   return dispatch(*cli);
