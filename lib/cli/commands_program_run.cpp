@@ -62,6 +62,8 @@ void write_outputs(const std::string& dir, const std::vector<Written>& outputs,
                    const std::vector<std::vector<std::byte>>& bytes) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error("cannot write to " + dir + ": it is not a directory");
+  for (const Written& w : outputs)  // a rename that would fail, found before anything is written
+    if (fs::is_directory(w.path, ec)) throw Error("cannot write " + w.path + ": it is a directory");
   std::vector<std::string> temps;
   try {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
