@@ -64,6 +64,15 @@ double bound(Count flops, Count bytes, DType dtype, const DeviceSpec& device) {
   return roofline(c, device).time_s;
 }
 
+/// A plan that moves nothing (a view): no FLOPs, nothing planned to move.
+bool moves_nothing(const Cost& c) { return c.flops == Count{} && c.bytes_planned == Count{}; }
+
+/// The roofline of `c`, with no bytes for a view.
+Roofline bound_of(Cost c, const DeviceSpec& device) {
+  if (moves_nothing(c)) c.bytes_read = c.bytes_written = Count{};
+  return roofline(c, device);
+}
+
 StatementCost statement_cost(const ProgramPlan& plan, std::size_t s, const BackwardPlan& bwd, const DeviceSpec* device) {
   const PlannedStatement& st = plan.statements[s];
   StatementCost c;
@@ -72,18 +81,19 @@ StatementCost statement_cost(const ProgramPlan& plan, std::size_t s, const Backw
   c.pattern = st.pattern;
   c.dtype = st.plan.dtype;
   c.forward = cost(st.plan);
+  c.is_view = moves_nothing(c.forward);
   for (const program_detail::NeededGradient& g : bwd.gradients[s]) {
     Cost gc = cost(g.gradient.plan);
     gc.op = "backward";
     gc.pattern = g.expression;
     c.backward_flops += gc.flops;
-    c.backward_bytes += gc.ideal_bytes();
+    if (!moves_nothing(gc)) c.backward_bytes += gc.ideal_bytes();
     c.gradients.push_back({plan.tensor(g.tensor).name, g.expression, std::move(gc)});
   }
   if (device == nullptr) return c;
   try {
-    c.roofline = roofline(c.forward, *device);
-    for (const StatementGradient& g : c.gradients) c.backward_time_s += roofline(g.cost, *device).time_s;
+    c.roofline = bound_of(c.forward, *device);
+    for (const StatementGradient& g : c.gradients) c.backward_time_s += bound_of(g.cost, *device).time_s;
   } catch (const Error& e) {
     c.roofline.reset();
     c.backward_time_s = 0;
@@ -167,7 +177,7 @@ ProgramCost cost(const ProgramPlan& plan, const ProgramCostOptions& options) {
     c.statements.push_back(statement_cost(plan, s, bwd, device));
     const StatementCost& sc = c.statements.back();
     c.forward_flops += sc.forward.flops;
-    c.forward_bytes += sc.forward.ideal_bytes();
+    if (!sc.is_view) c.forward_bytes += sc.forward.ideal_bytes();
     c.backward_flops += sc.backward_flops;
     c.backward_bytes += sc.backward_bytes;
   }

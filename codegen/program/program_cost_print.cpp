@@ -57,8 +57,9 @@ void print_statements(std::ostringstream& os, const ProgramCost& c) {
   for (const StatementCost& s : c.statements) {
     const bool has = timed && s.roofline.has_value();
     rows.push_back({s.name, s.op, s.pattern, flops(s.forward.flops), s.gradients.empty() ? "-" : flops(s.backward_flops),
-                    bytes(s.forward.bytes_read), bytes(s.forward.bytes_written), has ? seconds(s.roofline->time_s) : "",
-                    has ? s.roofline->bound() : ""});
+                    s.is_view ? "-" : bytes(s.forward.bytes_read), s.is_view ? "-" : bytes(s.forward.bytes_written),
+                    has ? seconds(s.roofline->time_s) : "",
+                    !has ? "" : s.is_view ? "view" : s.roofline->bound()});
   }
   os << table(rows, "lllrrrrrl", 2);
   std::vector<std::vector<std::string>> grads;

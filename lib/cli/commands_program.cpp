@@ -23,7 +23,7 @@ void write_statement_json(JsonWriter& j, const StatementCost& s) {
   j.field("flops", s.forward.flops).field("flops_exact", s.forward.flops_exact);
   j.field("backward_flops", s.backward_flops).field("backward_bytes", s.backward_bytes);
   j.field("bytes_read", s.forward.bytes_read).field("bytes_written", s.forward.bytes_written);
-  j.field("bytes_planned", s.forward.bytes_planned);
+  j.field("bytes_planned", s.forward.bytes_planned).field("is_view", s.is_view);
   j.key("gradients").begin_array();
   for (const StatementGradient& g : s.gradients)
     j.begin_object()

@@ -213,6 +213,9 @@ TEST_CASE("program cost: the GPT-2 block at GPT-2 small's sizes", "[program][cos
     CHECK(statement(c, r.name).forward.flops == Count(r.forward));
     CHECK(statement(c, r.name).backward_flops == Count(r.backward));
   }
+  CHECK(statement(c, "q").is_view);  // moves nothing: no time, no bytes in the totals
+  CHECK(statement(c, "q").roofline->time_s == 0);
+  CHECK_FALSE(statement(c, "q1").is_view);
   const std::uint64_t P = 4 * D * H * K + 2 * D * F + 3 * H * K + F + 6 * D;
   CHECK(c.params == Count(P));
   CHECK(c.estimate.n == Approx(static_cast<double>(B * S)));

@@ -16,8 +16,9 @@
 //               reads; peak: the high-water mark through forward and backward with every
 //               buffer freed after its last use, params, optimizer state and inputs included
 //   roofline    each statement and each gradient bounded on the device by itself
-//               (max(FLOPs / peak, bytes / bandwidth)), the bounds summed; the optimizer
-//               step is bounded at the f32 peak
+//               (max(FLOPs / peak, ideal bytes / bandwidth)), the bounds summed; a view (a
+//               statement or gradient whose plan moves nothing) takes no time and adds no
+//               bytes to the totals; the optimizer step is bounded at the f32 peak
 //   6·N·P       the rule of thumb beside the exact count: N data points (a statement that
 //               reads a param loops over N·|param| index combinations), P params; the
 //               difference is split into where it comes from (SixNP::parts)
@@ -58,8 +59,9 @@ struct StatementCost {
   std::string pattern;
   DType dtype = DType::f32;
   Cost forward;
+  bool is_view = false;                      // moves nothing: no time, no bytes in the totals
   std::vector<StatementGradient> gradients;  // empty when its backward does not run
-  Count backward_flops, backward_bytes;      // the gradients summed (ideal bytes)
+  Count backward_flops, backward_bytes;      // the gradients summed (ideal bytes; views 0)
   std::optional<Roofline> roofline;          // the forward's, on the device
   double backward_time_s = 0;                // the gradients' bounds summed
   std::string roofline_error;                // why roofline is empty, if it is
@@ -98,8 +100,8 @@ struct ProgramCost {
   std::string file;          // the program's file name ("" if none)
   std::string axes;          // "B=1024 D=256 E=256 K=64"
   std::vector<StatementCost> statements;
-  Count forward_flops, forward_bytes;      // ideal bytes summed over statements
-  Count backward_flops, backward_bytes;    // gradients + accumulation
+  Count forward_flops, forward_bytes;      // ideal bytes summed over statements (views: 0)
+  Count backward_flops, backward_bytes;    // gradients (views: 0 bytes) + accumulation
   Count accumulate_flops;                  // of which: gradients added together
   Count optimizer_flops, optimizer_bytes;  // one update of every param
   Count step_flops;                        // forward + backward + optimizer
