@@ -42,9 +42,9 @@ struct GivenTensor {
 };
 
 struct ProgramOptions {
-  AxisLengths axes;                // NAME=LEN overrides of axes the program defines
+  AxisLengths axes = {};           // NAME=LEN overrides of axes the program defines
   DType dtype = DType::f32;        // of declared tensors without a dtype (and no given one)
-  std::vector<GivenTensor> given;  // their shapes bind axes; their dtypes are the tensors'
+  std::vector<GivenTensor> given = {};  // their shapes bind axes; their dtypes are the tensors'
 };
 
 enum class TensorRole : unsigned char {
