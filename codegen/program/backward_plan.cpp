@@ -75,6 +75,9 @@ BackwardPlan plan_backward(const ProgramPlan& plan) {
       b.gradients[s].push_back({g.input, tensor, std::move(g), std::move(expression)});
     }
   }
+  for (int o : plan.outputs)  // an output read by later statements: its seed is one more gradient
+    if (b.needs_grad[static_cast<std::size_t>(o)] && b.contributions[static_cast<std::size_t>(o)] > 0)
+      ++b.contributions[static_cast<std::size_t>(o)];
   return b;
 }
 

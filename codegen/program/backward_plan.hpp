@@ -23,7 +23,8 @@ struct BackwardPlan {
   std::vector<bool> runs;              // per statement: its backward runs
   std::vector<std::vector<NeededGradient>> gradients;  // per statement
   std::vector<Count> skipped_flops;    // per statement: its gradients toward no param
-  std::vector<int> contributions;      // per tensor: gradients added into its gradient
+  std::vector<int> contributions;      // per tensor: gradients added into its gradient (an
+                                       // output's seed dY counts when others are added to it)
 };
 
 /// Derives the needed gradients of every statement. A gradient that backward.hpp cannot

@@ -40,6 +40,8 @@ RunInputs read_inputs(const ast::Program& program, const ProgramRunArgs& args, D
     if (item && std::holds_alternative<ast::Statement>(*item))
       throw Error("'" + name + "' is computed by the program: give its inputs and params, not " + arg);
     if (!item) {
+      if (ast::find_axis(program, name) == nullptr)
+        throw Error("'" + name + "' in " + arg + " names no input, param or axis of the program");
       lengths.push_back(arg);
       continue;
     }

@@ -170,6 +170,16 @@ TEST_CASE("program cost: a tensor read twice has its gradients added", "[program
   CHECK(c.forward_flops == Count(B * D + B * D + B * D - 1));
 }
 
+TEST_CASE("program cost: an output that a later statement reads adds that gradient to its seed", "[program][cost]") {
+  const ProgramCost c = cost_text("axes D=3\nparam w: D\na = map(w, \"D -> D\", \"exp\")\n"
+                                  "b = map(a, \"D -> D\", \"neg\")\noutput a b\n");
+  // b: da = -dY (3); a's dY is its seed plus that: 3 adds; a: dw = dY · Y (3).
+  CHECK(statement(c, "b").backward_flops == Count(3));
+  CHECK(statement(c, "a").backward_flops == Count(3));
+  CHECK(c.accumulate_flops == Count(3));
+  CHECK(c.backward_flops == Count(9));
+}
+
 TEST_CASE("program cost: gradients flow only from the outputs toward the params", "[program][cost]") {
   SECTION("no param: no backward, no gradients, no optimizer") {
     const ProgramCost c = cost_text("axes B=4 D=3\ninput x: B D\ny = reduce(x, \"B D -> B\", \"max\")\n");

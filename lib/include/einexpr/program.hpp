@@ -69,7 +69,8 @@ ProgramCost cost(const ast::Program& program, const AxisLengths& sizes = {}, con
 struct ProgramRun {
   std::vector<std::pair<std::string, Tensor>> outputs;  // the program's outputs, in order
   std::int64_t peak_bytes_measured = 0;  // the most bytes einexpr's storage held at once
-                                         // during the run, above what it held before
+                                         // during the run, above what it held before (process-
+                                         // wide: other threads' allocations count too)
   /// The output called `name`; Error naming the outputs if none is.
   const Tensor& operator[](std::string_view name) const;
 };
@@ -85,7 +86,8 @@ class CompiledProgram {
 
   /// Runs on every input and param by name, with the shapes and dtypes planned (a
   /// non-contiguous tensor is made contiguous first). Error for a missing or unknown name,
-  /// ShapeError / DTypeError / DeviceError for a tensor that does not fit.
+  /// ShapeError / DTypeError / DeviceError for a tensor that does not fit. Const and
+  /// re-entrant: each run allocates its own arena.
   ProgramRun run(const std::map<std::string, Tensor, std::less<>>& inputs) const;
 
   const ProgramPlan& plan() const noexcept;
