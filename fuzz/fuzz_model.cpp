@@ -8,7 +8,8 @@
 //   - the checks hold on what they accepted: each tensor argument is defined by an earlier
 //     item, each pattern axis has a definition, each output names a tensor;
 //   - to_string round-trips: parse_program(to_string(p)) equals p up to positions, and
-//     to_string of that is the same text again.
+//     to_string of that is the same text again;
+//   - past the parser, planned, costed and run (model_run.hpp has those invariants).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/parser/program.hpp"
 #include "fuzz_support.hpp"
+#include "model_run.hpp"
 
 using namespace einexpr;
 
@@ -146,6 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   check_program(p, text);
+  fuzz::plan_cost_run(p, text, check_error);
   const std::string canonical = ast::to_string(p);
   if (canonical.size() > max_program_length) return 0;
   for (const ast::Item& item : p.items)  // single spaces may lengthen a dense pattern past its limit

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -26,6 +27,34 @@ constexpr std::size_t huge_page = std::size_t{2} << 20;
 constexpr std::size_t max_cached_bytes = std::size_t{1} << 30;
 
 std::atomic<long> g_fail_after{-1};
+
+// storage_usage(): the bytes Storage::allocate handed out, per device (CPU and 64 CUDA
+// indices; a larger index is not counted, and reads as zero). Atomics, no lock: an
+// allocation pays two relaxed read-modify-writes.
+constexpr int usage_slots = 65;
+struct UsageSlot {
+  std::atomic<std::size_t> in_use{0};
+  std::atomic<std::size_t> peak{0};
+};
+UsageSlot g_usage[usage_slots];
+
+UsageSlot* usage_slot(Device device) noexcept {
+  const int slot = device.is_cpu() ? 0 : device.index + 1;
+  return slot >= 0 && slot < usage_slots ? &g_usage[slot] : nullptr;
+}
+
+void note_storage(Device device, std::size_t bytes, bool allocated) noexcept {
+  UsageSlot* u = usage_slot(device);
+  if (u == nullptr) return;
+  if (!allocated) {
+    u->in_use.fetch_sub(bytes, std::memory_order_relaxed);
+    return;
+  }
+  const std::size_t now = u->in_use.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::size_t peak = u->peak.load(std::memory_order_relaxed);
+  while (now > peak && !u->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
 
 class CpuAllocator final : public Allocator {
  public:
@@ -120,6 +149,16 @@ namespace testing {
 void fail_cpu_allocation_after(long n) noexcept { g_fail_after.store(n < 0 ? -1 : n); }
 }  // namespace testing
 
+StorageUsage storage_usage(Device device) {
+  const UsageSlot* u = usage_slot(device);
+  if (u == nullptr) return {};
+  return {u->in_use.load(std::memory_order_relaxed), u->peak.load(std::memory_order_relaxed)};
+}
+
+void reset_storage_peak(Device device) {
+  if (UsageSlot* u = usage_slot(device)) u->peak.store(u->in_use.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
 Allocator& allocator_for(Device device) {
   if (device.is_cpu()) {
     static CpuAllocator* cpu = new CpuAllocator();  // never destroyed: tensors may outlive statics
@@ -139,13 +178,19 @@ Storage::~Storage() {
 std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device) {
   Allocator& alloc = allocator_for(device);
   void* p = alloc.allocate(bytes);
+  note_storage(device, bytes, true);
+  std::unique_ptr<Storage> owner;
   try {
-    return std::shared_ptr<Storage>(new Storage(static_cast<std::byte*>(p), bytes, device,
-                                                [&alloc, bytes](void* q) { alloc.deallocate(q, bytes); }));
+    owner.reset(new Storage(static_cast<std::byte*>(p), bytes, device, [&alloc, bytes, device](void* q) {
+      alloc.deallocate(q, bytes);
+      note_storage(device, bytes, false);
+    }));
   } catch (...) {
     alloc.deallocate(p, bytes);
+    note_storage(device, bytes, false);
     throw;
   }
+  return std::shared_ptr<Storage>(std::move(owner));  // if this throws, `owner` still frees it, once
 }
 
 std::shared_ptr<Storage> Storage::wrap(void* data, std::size_t bytes, Device device,

@@ -57,6 +57,17 @@ MODELS = [
     "input = map(x, \"a -> a\")\n",
     'h = map(x, "a\x00 -> a", "caf\u00e9")\n',
     "axes B=2\ninput x: B\nh = map(x, \"B -> B\", \"exp\"\n",
+    # past the parser: views, accumulation, 0-d and three-operand einsums (planned, costed, run)
+    "axes A=3 B=4 Q=2 R=2\nparam w: A B\ninput v: B\ninput m: A A\ninput n: A Q\n"
+    't = rearrange(w, "A B -> B A")\nu = einsum(t, v, "B A, B -> A")\nd = einsum(m, "A A -> A")\n'
+    'e = map(u, d, "A, A -> A", "maximum")\nr = repeat(e, "A -> A R")\ns = reduce(r, "A R -> R", "prod")\n'
+    'z = einsum(w, v, n, "A B, B, A Q -> Q")\nmx = reduce(w, "A B ->", "max")\noutput t s z mx d\n',
+    "axes B=4 D=3\ninput x: B D\nparam w: D\na = map(x, w, \"B D, D -> B D\", \"mul\")\n"
+    "b = map(a, a, \"B D, B D -> B D\", \"add\")\nloss = reduce(b, \"B D ->\", \"sum\")\n",
+    # semantic faults: a length two statements disagree on, dtypes, an integer param
+    MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E")\ng = map(h, "B D -> B D", "exp")\n',
+    "axes B=4\ninput x: B bf16\nparam w: B\nh = map(x, w, \"B, B -> B\", \"mul\")\n",
+    "axes B=4\nparam w: B i64\nh = map(w, \"B -> B\", \"exp\")\n",
 ]
 
 

@@ -199,6 +199,65 @@ void add_devices(Cli& cli) {
   cli.commands.push_back({sub, [&cli] { return devices_command(cli.devices); }});
 }
 
+void add_program_check(Cli& cli, CLI::App* program) {
+  CLI::App* sub = program->add_subcommand(
+      "check", "Check a model file: its names, then every statement's shapes and dtypes in one axis environment");
+  sub->add_option("FILE", cli.program_check.file, "The model file (.ein)")->required()->type_name("");
+  sub->footer("Example:\n  einexpr program check examples/models/lecture2.ein");
+  cli.commands.push_back({sub, [&cli] { return program_check_command(cli.program_check); }});
+}
+
+void add_program_cost(Cli& cli, CLI::App* program) {
+  ProgramCostArgs& a = cli.program_cost;
+  CLI::App* sub = program->add_subcommand(
+      "cost", "A training step's FLOPs (forward, backward toward the params, optimizer), memory and roofline bound");
+  sub->add_option("FILE", a.file, "The model file (.ein)")->required()->type_name("");
+  sub->add_option("LENGTHS", a.lengths, "NAME=LEN...: lengths that replace the file's axes lines")->type_name("");
+  sub->add_option("--dtype", a.dtype, "Element type of tensors declared without one")->type_name("DT")->capture_default_str();
+  sub->add_option("--device", a.device, "Device-table entry of the roofline ('einexpr devices' lists them)")
+      ->type_name("DEV")
+      ->capture_default_str();
+  sub->add_option("--optimizer", a.optimizer, "sgd, momentum or adam: its update FLOPs and f32 state")
+      ->type_name("O")
+      ->capture_default_str();
+  sub->add_flag("--mixed-precision", a.mixed_precision, "Count f32 master weights for params narrower than f32");
+  sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
+  sub->footer(
+      "Examples:\n"
+      "  einexpr program cost examples/models/lecture2.ein\n"
+      "  einexpr program cost examples/models/gpt2_block.ein B=8 --dtype bf16 --optimizer adam --mixed-precision\n"
+      "  einexpr program cost examples/models/lecture2.ein B=4096 --json");
+  cli.commands.push_back({sub, [&cli] { return program_cost_command(cli.program_cost); }});
+}
+
+void add_program_run(Cli& cli, CLI::App* program) {
+  ProgramRunArgs& a = cli.program_run;
+  CLI::App* sub = program->add_subcommand(
+      "run", "Run a model file on .npy inputs with its memory planned by liveness; writes OUTDIR/NAME.npy per output");
+  sub->add_option("FILE", a.file, "The model file (.ein)")->required()->type_name("");
+  sub->add_option("ARGS", a.args,
+                  "NAME=IN.npy for every input and param (their shapes give the axes their lengths), "
+                  "NAME=LEN for other axes")
+      ->type_name("");
+  sub->add_option("-o,--output", a.output_dir, "The directory the outputs are written to (created if missing)")
+      ->required()
+      ->type_name("OUTDIR");
+  add_run_options(sub, a.run);
+  sub->add_flag("--json", a.json, "Print the outputs and peak_bytes_predicted / peak_bytes_measured as JSON");
+  sub->footer(
+      "Example:\n"
+      "  einexpr program run examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy -o out --json");
+  cli.commands.push_back({sub, [&cli] { return program_run_command(cli.program_run); }});
+}
+
+void add_program(Cli& cli) {
+  CLI::App* program = cli.app.add_subcommand("program", "Model files: a layer or a model as named statements");
+  program->require_subcommand(1);
+  add_program_check(cli, program);
+  add_program_cost(cli, program);
+  add_program_run(cli, program);
+}
+
 }  // namespace
 
 std::vector<std::string> protect_patterns(int argc, char** argv) {
@@ -248,6 +307,7 @@ std::unique_ptr<Cli> make_cli() {
   add_bench(*cli);
   add_roofline(*cli);
   add_devices(*cli);
+  add_program(*cli);
   return cli;
 }
 

@@ -28,6 +28,9 @@ struct Cli {
   BenchArgs bench;
   RooflineArgs roofline;
   DevicesArgs devices;
+  ProgramCheckArgs program_check;
+  ProgramCostArgs program_cost;
+  ProgramRunArgs program_run;
   std::vector<Command> commands;
 
   Cli();

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 namespace einexpr::cli {
@@ -130,6 +131,18 @@ void check_output_path(const std::string& path) {
   if (!fs::is_directory(dir, ec))
     throw Error("cannot write " + path + ": directory " + dir.string() + " does not exist");
   if (fs::is_directory(p, ec)) throw Error("cannot write " + path + ": it is a directory");
+}
+
+ast::Program read_program_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read " + path + ": it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path + ": no such file or it is not readable");
+  std::string text(max_program_length + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw Error("cannot read " + path);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_program(text, path);
 }
 
 }  // namespace einexpr::cli

@@ -55,6 +55,11 @@ Device parse_run_device(const std::string& text);
 /// file: its directory is missing or it is a directory. Throws Error (exit 1).
 void check_output_path(const std::string& path);
 
+/// Reads and parses a model program file (parse_program, named by its path). Error (exit 1)
+/// when it cannot be read or is longer than max_program_length; ProgramError when it is
+/// malformed.
+ast::Program read_program_file(const std::string& path);
+
 /// The ops cost, explain, bench and roofline know, as messages list them.
 inline constexpr std::string_view expr_ops = "einsum, rearrange, reduce or repeat";
 

@@ -6,6 +6,7 @@
 //   commands_run.cpp    rearrange, reduce, repeat, einsum: .npy in, .npy out
 //   commands_cost.cpp   cost, explain, check: from the pattern and sizes alone
 //   commands_bench.cpp  bench, roofline, devices: timings and the device table
+//   commands_program.cpp, commands_program_run.cpp  program check, cost, run: model files
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -83,5 +84,33 @@ struct DevicesArgs {
   bool json = false;
 };
 int devices_command(const DevicesArgs& args);
+
+/// program check FILE
+struct ProgramCheckArgs {
+  std::string file;
+};
+int program_check_command(const ProgramCheckArgs& args);
+
+/// program cost FILE [NAME=LEN ...] [--dtype DT] [--device DEV] [--optimizer O] [--mixed-precision] [--json]
+struct ProgramCostArgs {
+  std::string file;
+  std::vector<std::string> lengths;  // NAME=LEN: overrides of the program's axes
+  std::string dtype = "f32";         // of tensors declared without one
+  std::string device = "h100";       // the device-table entry of the roofline
+  std::string optimizer = "sgd";
+  bool mixed_precision = false;
+  bool json = false;
+};
+int program_cost_command(const ProgramCostArgs& args);
+
+/// program run FILE [NAME=LEN ...] NAME=IN.npy ... -o OUTDIR [--device DEV] [--json]
+struct ProgramRunArgs {
+  std::string file;
+  std::vector<std::string> args;  // NAME=LEN (an axis) and NAME=IN.npy (an input or param)
+  std::string output_dir;
+  RunOptions run;
+  bool json = false;
+};
+int program_run_command(const ProgramRunArgs& args);
 
 }  // namespace einexpr::cli

@@ -20,11 +20,19 @@ namespace {
 constexpr int exit_rejected = 1;
 constexpr int exit_usage = 2;
 
-/// The subcommand the parser was inside, for "see 'einexpr cost --help'".
+/// The subcommands the parser was inside, for "see 'einexpr cost --help'" ("einexpr
+/// program cost" for a nested one).
 std::string command_name(const CLI::App& app) {
-  for (const CLI::App* sub : app.get_subcommands())
-    if (sub->parsed()) return "einexpr " + sub->get_name();
-  return "einexpr";
+  std::string name = "einexpr";
+  const CLI::App* at = &app;
+  while (at != nullptr) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : at->get_subcommands())
+      if (sub->parsed()) next = sub;
+    if (next != nullptr) name += " " + next->get_name();
+    at = next;
+  }
+  return name;
 }
 
 int usage_error(const std::string& where, const std::string& message) {
@@ -54,19 +62,35 @@ int dispatch(einexpr::cli::Cli& cli) {
   }
 }
 
-/// "unknown command 'x'" rather than CLI11's "a subcommand is required".
-int unknown_command(const einexpr::cli::Cli& cli, const std::string& word) {
+/// The commands of `app` ("program" among the tool's, whose own are nested).
+std::vector<std::string> commands_of(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+/// "unknown command 'x'" rather than CLI11's "a subcommand is required" or "not expected".
+int unknown_command(const std::string& where, const std::vector<std::string>& commands, const std::string& word) {
   std::string names;
-  for (const einexpr::cli::Command& c : cli.commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
-  return usage_error("einexpr", "unknown command '" + word + "' (commands: " + names + ")");
+  for (const std::string& c : commands) names += (names.empty() ? "" : ", ") + c;
+  return usage_error(where, "unknown command '" + word + "' (commands: " + names + ")");
+}
+
+/// argv[1] (and, under a command with commands of its own, argv[2]) must name a command.
+int check_command_words(const CLI::App& app, int argc, char** argv) {
+  const std::vector<std::string> top = commands_of(app);
+  if (argc < 2 || argv[1][0] == '-') return 0;
+  if (std::find(top.begin(), top.end(), argv[1]) == top.end()) return unknown_command("einexpr", top, argv[1]);
+  const std::vector<std::string> nested = commands_of(*app.get_subcommand(argv[1]));
+  if (nested.empty() || argc < 3 || argv[2][0] == '-') return 0;
+  if (std::find(nested.begin(), nested.end(), argv[2]) == nested.end())
+    return unknown_command("einexpr " + std::string(argv[1]), nested, argv[2]);
+  return 0;
 }
 
 int run(int argc, char** argv) {
   std::unique_ptr<einexpr::cli::Cli> cli = einexpr::cli::make_cli();
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(cli->commands.begin(), cli->commands.end(),
-                   [&](const einexpr::cli::Command& c) { return c.app->get_name() == argv[1]; }))
-    return unknown_command(*cli, argv[1]);
+  if (const int status = check_command_words(cli->app, argc, argv); status != 0) return status;
   std::vector<std::string> args = einexpr::cli::protect_patterns(argc, argv);
   std::vector<char*> protected_argv;
   for (std::string& a : args) protected_argv.push_back(a.data());

@@ -174,3 +174,24 @@ TEST_CASE("many threads allocating and freeing leave the allocator balanced", "[
   for (std::thread& th : threads) th.join();
   CHECK(cpu().stats().bytes_in_use == in_use);
 }
+
+TEST_CASE("storage_usage counts the bytes asked for; reset_storage_peak starts a window", "[storage]") {
+  const Device cpu = Device::cpu();
+  reset_storage_peak(cpu);
+  const StorageUsage before = storage_usage(cpu);
+  CHECK(before.peak_bytes_in_use == before.bytes_in_use);
+  const std::size_t small = 1000, large = std::size_t{3} << 20;  // the allocator rounds both up
+  {
+    const auto a = Storage::allocate(small, cpu);
+    const auto b = Storage::allocate(large, cpu);
+    CHECK(storage_usage(cpu).bytes_in_use == before.bytes_in_use + small + large);
+    float outside = 0;  // wrapped memory is the caller's: not counted
+    const auto w = Storage::wrap(&outside, sizeof outside, cpu, [](void*) {});
+    CHECK(storage_usage(cpu).bytes_in_use == before.bytes_in_use + small + large);
+  }
+  const StorageUsage after = storage_usage(cpu);
+  CHECK(after.bytes_in_use == before.bytes_in_use);
+  CHECK(after.peak_bytes_in_use == before.bytes_in_use + small + large);
+  reset_storage_peak(cpu);
+  CHECK(storage_usage(cpu).peak_bytes_in_use == after.bytes_in_use);
+}

@@ -4,6 +4,7 @@
 #include "einexpr/config.hpp"
 #include "einexpr/cost.hpp"
 #include "einexpr/ops.hpp"
+#include "einexpr/program.hpp"
 #include "einexpr/runtime/cache.hpp"
 #include "einexpr/runtime/device.hpp"
 #include "einexpr/runtime/dtype.hpp"

@@ -31,7 +31,8 @@
 //   - the pattern has one operand per tensor and passes check(pattern, op); a unary map's
 //     output is its input (map does not move axes); a call's AXIS=LEN appears in its pattern;
 //   - output names defined tensors, each once; the program has a statement.
-// Lengths are not checked against each other here (that needs shapes; a later pass).
+// Lengths are not checked against each other here (that needs shapes): codegen's
+// plan_program (einexpr/codegen/program_plan.hpp) does, in one axis environment.
 #include <cstddef>
 #include <optional>
 #include <string>

@@ -36,6 +36,18 @@ class Allocator {
 /// The allocator of `device` (DeviceError for a CUDA device in a build without CUDA).
 Allocator& allocator_for(Device device);
 
+/// The bytes held by live Storage::allocate blocks on one device, as they were asked for
+/// (before the allocator rounds them up or serves them from its cache), and the most held at
+/// once since the last reset_storage_peak(device). Process-wide: a measured window counts
+/// every thread's allocations. (AllocatorStats counts the allocator's rounded blocks.)
+struct StorageUsage {
+  std::size_t bytes_in_use = 0;
+  std::size_t peak_bytes_in_use = 0;
+};
+StorageUsage storage_usage(Device device);
+/// Starts a measured window: the peak becomes the bytes in use now.
+void reset_storage_peak(Device device);
+
 /// CPU allocation alignment in bytes.
 inline constexpr std::size_t cpu_alignment = 64;
 

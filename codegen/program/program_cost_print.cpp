@@ -1,0 +1,142 @@
+// ProgramCost::str(): the statements with their gradients, the totals, memory and the
+// 6·N·P comparison, as aligned tables with units (and the exact integers beside them).
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "cost/units.hpp"
+#include "einexpr/codegen/program_cost.hpp"
+
+namespace einexpr {
+
+namespace {
+
+using detail::iec;
+using detail::num;
+using detail::si;
+
+/// Displayed characters of UTF-8 text (code points).
+std::size_t width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+/// Rows of cells, aligned per column ('l' or 'r' in `align`), two spaces apart.
+std::string table(const std::vector<std::vector<std::string>>& rows, const std::string& align, int indent) {
+  std::vector<std::size_t> w(align.size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], width(r[c]));
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line(static_cast<std::size_t>(indent), ' ');
+    for (std::size_t c = 0; c < r.size() && c < w.size(); ++c) {
+      const std::string pad(w[c] - width(r[c]), ' ');
+      line += (c ? "  " : "") + (align[c] == 'r' ? pad + r[c] : r[c] + pad);
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + '\n';
+  }
+  return out;
+}
+
+std::string flops(Count c) { return si(c.to_double(), "FLOP"); }
+std::string bytes(Count c) { return iec(c.to_double()); }
+
+std::string seconds(double s) {
+  static const char* const units[] = {"s", "ms", "µs", "ns"};
+  int u = 0;
+  while (s != 0 && s < 1 && u < 3) s *= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g %s", s, units[u]);
+  return buf;
+}
+
+void print_statements(std::ostringstream& os, const ProgramCost& c) {
+  const bool timed = c.timing.error.empty() && !c.timing.device.empty();
+  std::vector<std::vector<std::string>> rows = {{"statement", "op", "pattern", "forward", "backward", "read",
+                                                 "written", timed ? "time (" + c.timing.device + ")" : "", timed ? "bound" : ""}};
+  for (const StatementCost& s : c.statements) {
+    const bool has = timed && s.roofline.has_value();
+    rows.push_back({s.name, s.op, s.pattern, flops(s.forward.flops), s.gradients.empty() ? "-" : flops(s.backward_flops),
+                    s.is_view ? "-" : bytes(s.forward.bytes_read), s.is_view ? "-" : bytes(s.forward.bytes_written),
+                    has ? seconds(s.roofline->time_s) : "",
+                    !has ? "" : s.is_view ? "view" : s.roofline->bound()});
+  }
+  os << table(rows, "lllrrrrrl", 2);
+  std::vector<std::vector<std::string>> grads;
+  for (const StatementCost& s : c.statements)
+    for (const StatementGradient& g : s.gradients)
+      grads.push_back({"d" + g.tensor + " = " + g.expression, flops(g.cost.flops), g.cost.flops.str()});
+  if (grads.empty()) {
+    os << "backward: no output depends on a param\n";
+    return;
+  }
+  os << "backward (gradients toward the params only)\n" << table(grads, "lrr", 2);
+}
+
+void print_totals(std::ostringstream& os, const ProgramCost& c) {
+  const std::string opt = name(c.optimizer);
+  std::vector<std::vector<std::string>> rows = {
+      {"forward", flops(c.forward_flops), c.forward_flops.str(), ""},
+      {"backward", flops(c.backward_flops), c.backward_flops.str(),
+       c.accumulate_flops == Count{} ? "" : "of which " + c.accumulate_flops.str() + " add gradients together"},
+      {"optimizer", flops(c.optimizer_flops), c.optimizer_flops.str(),
+       opt + ": " + optimizer_flops_per_element(c.optimizer).str() + " per param"},
+      {"training step", flops(c.step_flops), c.step_flops.str(), "forward + backward + optimizer"},
+      {"params", si(c.params.to_double(), ""), c.params.str(), "elements"}};
+  if (c.timing.error.empty() && !c.timing.device.empty())
+    rows.push_back({"time bound", seconds(c.timing.step_s), "",
+                    "on " + c.timing.device + ": forward " + seconds(c.timing.forward_s) + ", backward " +
+                        seconds(c.timing.backward_s) + ", optimizer " + seconds(c.timing.optimizer_s)});
+  os << "totals\n" << table(rows, "lrrl", 2);
+  if (!c.timing.error.empty()) os << "  no time bound on " << c.timing.device << ": " << c.timing.error << '\n';
+}
+
+void print_memory(std::ostringstream& os, const ProgramCost& c) {
+  const ProgramMemory& m = c.memory;
+  const int states = optimizer_states(c.optimizer);
+  std::string opt = std::string(name(c.optimizer)) + ": " +
+                    (states == 0 ? std::string("no state") : std::to_string(states) + " f32 state" + (states > 1 ? "s" : ""));
+  if (c.mixed_precision) opt += ", f32 master weights for params narrower than f32";
+  const std::vector<std::vector<std::string>> rows = {
+      {"params", bytes(m.params_bytes), m.params_bytes.str(), ""},
+      {"gradients", bytes(m.grads_bytes), m.grads_bytes.str(), "one per param, at its dtype"},
+      {"optimizer", bytes(m.optimizer_bytes), m.optimizer_bytes.str(), opt},
+      {"inputs", bytes(m.inputs_bytes), m.inputs_bytes.str(), ""},
+      {"activations", bytes(m.activations_bytes), m.activations_bytes.str(), "kept for the backward"},
+      {"peak", bytes(m.peak_bytes), m.peak_bytes.str(), "forward + backward, each buffer freed after its last use"},
+      {"forward peak", bytes(m.forward_peak_bytes), m.forward_peak_bytes.str(), "the forward alone, statement buffers"}};
+  os << "memory\n" << table(rows, "lrrl", 2);
+}
+
+/// exact - rule, signed: "-133955583".
+std::string difference(Count exact, Count rule) {
+  return exact >= rule ? "+" + (exact - rule).str() : "-" + (rule - exact).str();
+}
+
+void print_estimate(std::ostringstream& os, const ProgramCost& c) {
+  const SixNP& e = c.estimate;
+  os << "6·N·P estimate (N = " << (e.n_exact ? num(e.n, 15) : "about " + num(e.n)) << " data points, P = " << e.p.str()
+     << " params)\n";
+  std::vector<std::vector<std::string>> rows = {{"6·N·P", flops(e.rule), e.rule.str(), ""},
+                                                {"exact", flops(e.exact), e.exact.str(), "forward + backward"},
+                                                {"difference", "", difference(e.exact, e.rule), "exact - 6·N·P, by part:"}};
+  os << table(rows, "lrrl", 2);
+  rows = {{"part", "exact", "6·N·P share", "difference"}};
+  for (const SixNP::Part& p : e.parts) rows.push_back({p.what, p.exact.str(), p.rule.str(), difference(p.exact, p.rule)});
+  os << table(rows, "lrrr", 4);
+  for (const SixNP::Part& p : e.parts) os << "    " << p.what << ": " << p.note << '\n';
+}
+
+}  // namespace
+
+std::string ProgramCost::str() const {
+  std::ostringstream os;
+  os << "program " << (file.empty() ? "<program>" : file) << "  " << axes << '\n';
+  print_statements(os, *this);
+  print_totals(os, *this);
+  print_memory(os, *this);
+  print_estimate(os, *this);
+  return os.str();
+}
+
+}  // namespace einexpr

@@ -1,0 +1,70 @@
+// plan_cost_run(): model programs past the parser (model_run.hpp says what is checked).
+#include "model_run.hpp"
+
+#include <string>
+
+#include "einexpr/einexpr.hpp"
+#include "fuzz_support.hpp"
+
+using namespace einexpr;
+
+namespace fuzz {
+
+namespace {
+
+constexpr std::int64_t max_run_bytes = std::int64_t{1} << 20;
+
+void check_cost(const ProgramCost& c) {
+  Count forward, backward, exact, rule;
+  for (const StatementCost& s : c.statements) forward += s.forward.flops, backward += s.backward_flops;
+  FUZZ_CHECK(forward == c.forward_flops, "the statements' forward FLOPs do not add up");
+  FUZZ_CHECK(backward + c.accumulate_flops == c.backward_flops, "the statements' backward FLOPs do not add up");
+  for (const SixNP::Part& p : c.estimate.parts) exact += p.exact, rule += p.rule;
+  FUZZ_CHECK(exact == c.estimate.exact && rule == c.estimate.rule, "the 6·N·P parts do not add up");
+  FUZZ_CHECK(c.estimate.exact == c.forward_flops + c.backward_flops, "6·N·P's exact count is not forward + backward");
+  const ProgramMemory& m = c.memory;
+  FUZZ_CHECK(m.peak_bytes >= m.params_bytes + m.inputs_bytes + m.optimizer_bytes + m.activations_bytes,
+             "the peak is below what is held throughout plus the activations: " + m.peak_bytes.str());
+  FUZZ_CHECK(m.grads_bytes == m.params_bytes, "gradients and params differ in size");
+}
+
+void run(const ast::Program& program, const ProgramOptions& options) {
+  const CompiledProgram m(program, options);
+  if (m.unshared_bytes() > max_run_bytes || m.peak_bytes_predicted() > max_run_bytes) return;
+  FUZZ_CHECK(m.arena_bytes() <= m.unshared_bytes() + 64 * static_cast<std::int64_t>(m.plan().buffers.size()),
+             "the arena is larger than its buffers without reuse");
+  std::map<std::string, Tensor, std::less<>> inputs;
+  std::uint64_t seed = 1;
+  for (const ProgramTensor& t : m.plan().tensors) {
+    if (t.role == TensorRole::statement) continue;
+    if (checked_numel(t.shape) * static_cast<std::int64_t>(element_size(t.dtype)) > max_run_bytes) return;
+    inputs[t.name] = Tensor::randn(t.shape, DType::f64, seed++).to(t.dtype);
+  }
+  const ProgramRun r = m.run(inputs);
+  FUZZ_CHECK(r.peak_bytes_measured <= m.peak_bytes_predicted(),
+             "measured peak " + std::to_string(r.peak_bytes_measured) + " above the predicted " +
+                 std::to_string(m.peak_bytes_predicted()));
+  FUZZ_CHECK(r.outputs.size() == m.plan().outputs.size(), "a run returned the wrong number of outputs");
+}
+
+}  // namespace
+
+void plan_cost_run(const ast::Program& program, std::string_view text,
+                   void (*check_place)(const ProgramError&, std::string_view)) {
+  ProgramOptions options;
+  for (const ast::AxisDef* d : ast::axis_definitions(program))
+    if (d->length > 8) options.axes.emplace_back(d->name.name, 1 + d->length % 8);
+  try {
+    const ProgramPlan plan = plan_program(program, options);
+    check_cost(cost(plan));
+    run(program, options);
+  } catch (const InternalError& e) {
+    FUZZ_CHECK(false, std::string("InternalError: ") + e.what());
+  } catch (const ProgramError& e) {
+    check_place(e, text);
+  } catch (const Error&) {
+    // a length that overflows, a planner's refusal outside a statement: fine, it said why
+  }
+}
+
+}  // namespace fuzz

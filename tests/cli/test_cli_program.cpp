@@ -1,0 +1,217 @@
+// program check | cost | run, end to end: the listing, every JSON field the issue names
+// (parsed back and checked against the lecture's numbers), runs against the library, the
+// files a run leaves (and does not leave when it fails), exit statuses.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+#include "model_files.hpp"
+
+using namespace einexpr;
+using test::Sandbox;
+
+namespace {
+
+nlohmann::json json_of(const Sandbox& box, const std::vector<std::string>& args) {
+  const test::CliResult r = box.run(args);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.empty());
+  return nlohmann::json::parse(r.out);
+}
+
+std::uint64_t u64(const nlohmann::json& j) { return j.get<std::uint64_t>(); }
+
+/// The lecture's model in the sandbox as m.ein, with its inputs at B=8 as .npy files.
+void lecture_files(const Sandbox& box) {
+  box.write_bytes("m.ein", test::read_model("lecture2.ein"));
+  box.write_npy("x.npy", Tensor::randn({8, 256}, DType::f32, 1));
+  box.write_npy("w1.npy", Tensor::randn({256, 256}, DType::f32, 2));
+  box.write_npy("w2.npy", Tensor::randn({256, 64}, DType::f32, 3));
+}
+
+}  // namespace
+
+TEST_CASE("program check: the tensors with their shapes, or the fault under a caret", "[program]") {
+  Sandbox box;
+  lecture_files(box);
+  const test::CliResult ok = box.run({"program", "check", "m.ein"});
+  INFO(ok);
+  CHECK(ok.status == 0);
+  CHECK(ok.out ==
+        "ok: m.ein (B=1024 D=256 E=256 K=64)\n"
+        "  x     input        [B=1024, D=256] f32\n"
+        "  w1    param        [D=256, E=256] f32\n"
+        "  w2    param        [E=256, K=64] f32\n"
+        "  h1    einsum       [B=1024, E=256] f32\n"
+        "  h2    einsum       [B=1024, K=64] f32\n"
+        "  sq    map square   [B=1024, K=64] f32\n"
+        "  loss  reduce mean  [] f32               output\n");
+  box.write_bytes("bad.ein", "axes B=4 D=3 E=5\ninput x: B D\nparam w: D E\nh = einsum(x, w, \"B D, D E -> B E\")\n"
+                             "g = map(h, \"B D -> B D\", \"exp\")\n");
+  const test::CliResult bad = box.run({"program", "check", "bad.ein"});
+  CHECK(bad.status == 1);
+  CHECK(bad.out.empty());
+  CHECK(bad.err ==
+        "einexpr program check: error: bad.ein:5:15: axis 'D' is 3 (line 1) but dim 1 of 'h' is 5 (E, line 4)\n"
+        "  g = map(h, \"B D -> B D\", \"exp\")\n"
+        "                ^\n"
+        "bad.ein:4:1: note: 'h' is made here\n"
+        "  h = einsum(x, w, \"B D, D E -> B E\")\n"
+        "  ^\n");
+  const test::CliResult missing = box.run({"program", "check", "nope.ein"});
+  CHECK(missing.status == 1);
+  CHECK(missing.err == "einexpr program check: error: cannot read nope.ein: no such file or it is not readable\n");
+}
+
+TEST_CASE("program cost --json: the fields the issue names, with the lecture's figures", "[program]") {
+  Sandbox box;
+  lecture_files(box);
+  const std::uint64_t B = 1024, D = 256, E = 256, K = 64, P = D * E + E * K;
+  const nlohmann::json j = json_of(box, {"program", "cost", "m.ein", "--json"});
+  CHECK(u64(j["forward_flops"]) == 2 * B * D * E + 2 * B * E * K + 2 * B * K);
+  CHECK(u64(j["backward_flops"]) == 2 * B * D * E + 4 * B * E * K + 2 * B * K + 1);
+  CHECK(u64(j["params"]) == P);
+  CHECK(j["axes"] == nlohmann::json({{"B", 1024}, {"D", 256}, {"E", 256}, {"K", 64}}));
+  const nlohmann::json& m = j["memory"];
+  CHECK(u64(m["params_bytes"]) == 4 * P);
+  CHECK(u64(m["grads_bytes"]) == 4 * P);
+  CHECK(u64(m["optimizer_bytes"]) == 0);
+  CHECK(u64(m["activations_bytes"]) == 4 * (B * E + B * K));
+  CHECK(u64(m["peak_bytes"]) == 3801092);  // tests/codegen/test_program_cost.cpp counts it event by event
+  REQUIRE(j["statements"].size() == 4);
+  const nlohmann::json& h1 = j["statements"][0];
+  CHECK(h1["name"] == "h1");
+  CHECK(h1["op"] == "einsum");
+  CHECK(h1["pattern"] == "B D, D E -> B E");
+  CHECK(u64(h1["flops"]) == 2 * B * D * E);
+  CHECK(u64(h1["backward_flops"]) == 2 * B * D * E);
+  CHECK(u64(h1["bytes_read"]) == 4 * (B * D + D * E));
+  CHECK(u64(h1["bytes_written"]) == 4 * B * E);
+  CHECK(h1["gradients"].size() == 1);
+  CHECK(h1["gradients"][0]["tensor"] == "w1");
+  CHECK(h1["roofline"]["bound"] == "compute");
+  CHECK(j["roofline"]["device"] == "h100");
+  CHECK(j["roofline"]["step_time_s"].get<double>() > 0);
+  CHECK(u64(j["estimate"]["six_n_p"]) == 6 * B * P);
+  CHECK(j["estimate"]["n"].get<double>() == 1024.0);
+  CHECK(u64(j["estimate"]["skipped_flops"]) == 2 * B * D * E);
+
+  // Overrides, dtype, optimizer, mixed precision.
+  const nlohmann::json a = json_of(box, {"program", "cost", "m.ein", "B=64", "--dtype", "bf16", "--optimizer", "adam",
+                                         "--mixed-precision", "--device", "a100", "--json"});
+  CHECK(u64(a["forward_flops"]) == 2 * 64 * D * E + 2 * 64 * E * K + 2 * 64 * K);
+  CHECK(u64(a["memory"]["params_bytes"]) == 2 * P);
+  CHECK(u64(a["memory"]["optimizer_bytes"]) == 12 * P);  // two f32 states and f32 master weights
+  CHECK(u64(a["optimizer_flops"]) == 14 * P);
+  CHECK(a["roofline"]["device"] == "a100");
+  CHECK(a["optimizer"] == "adam");
+  CHECK(a["mixed_precision"] == true);
+}
+
+TEST_CASE("program cost: the table, and the GPT-2 block", "[program]") {
+  Sandbox box;
+  lecture_files(box);
+  const test::CliResult r = box.run({"program", "cost", "m.ein"});
+  INFO(r);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("program m.ein  B=1024 D=256 E=256 K=64\n"));
+  CHECK_THAT(r.out, Catch::Contains("dw1 = einsum(dh1, x, 'B E, B D -> D E')   134.2 MFLOP  134217728"));
+  CHECK_THAT(r.out, Catch::Contains("6·N·P estimate (N = 1024 data points, P = 81920 params)"));
+  CHECK_THAT(r.out, Catch::Contains("difference               -133955583"));
+  box.write_bytes("gpt2.ein", test::read_model("gpt2_block.ein"));
+  const nlohmann::json g = json_of(box, {"program", "cost", "gpt2.ein", "--json"});
+  std::uint64_t forward = 0;
+  for (const nlohmann::json& s : g["statements"]) forward += u64(s["flops"]);
+  CHECK(u64(g["forward_flops"]) == forward);
+  CHECK(g["statements"].size() == 45);
+  CHECK(u64(g["params"]) == 7087872);
+}
+
+TEST_CASE("program run: OUTDIR/NAME.npy per output, as the library computes them", "[program]") {
+  Sandbox box;
+  lecture_files(box);
+  const nlohmann::json j =
+      json_of(box, {"program", "run", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "-o", "out", "--json"});
+  CHECK(j["outputs"].size() == 1);
+  CHECK(j["outputs"][0]["name"] == "loss");
+  CHECK(j["outputs"][0]["path"] == "out/loss.npy");
+  CHECK(j["outputs"][0]["shape"] == nlohmann::json::array());
+  CHECK(u64(j["peak_bytes_measured"]) <= u64(j["peak_bytes_predicted"]));
+  CHECK(u64(j["peak_bytes_predicted"]) == 4 * (8 * 256 + 8 * 64) + 4);  // h1 and h2 at once, then the loss
+  const Tensor loss = box.read_npy("out/loss.npy");
+  CHECK(loss.dim() == 0);  // a 0-d output is a 0-d array
+  const Tensor x = box.read_npy("x.npy"), w1 = box.read_npy("w1.npy"), w2 = box.read_npy("w2.npy");
+  const Tensor want = reduce(map(einsum(einsum(x, w1, "b d, d e -> b e"), w2, "b e, e k -> b k"), UnaryOp::square),
+                             "b k ->", "mean");
+  CHECK(loss.to_vector<float>()[0] == Approx(want.to_vector<float>()[0]).epsilon(1e-5));
+  CHECK(box.files() == std::set<std::string>{"m.ein", "x.npy", "w1.npy", "w2.npy", "out", "out/loss.npy"});
+
+  // Several outputs; an axis given by NAME=LEN beside the files.
+  box.write_bytes("m2.ein", test::read_model("lecture2.ein") + "output h2 loss\n");
+  const test::CliResult r = box.run({"program", "run", "m2.ein", "K=64", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "-o", "o2"});
+  INFO(r);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK(box.read_npy("o2/h2.npy").shape() == Shape{8, 64});
+  CHECK(box.read_npy("o2/loss.npy").dim() == 0);
+}
+
+TEST_CASE("program run: a failed run leaves no file behind, and exit statuses", "[program][errors]") {
+  Sandbox box;
+  lecture_files(box);
+  box.write_npy("bad_w2.npy", Tensor::randn({128, 64}, DType::f32, 4));
+  std::filesystem::create_directory(box.path("keep"));
+  box.write_bytes("keep/loss.npy", "old");
+  struct Row {
+    std::vector<std::string> args;
+    int status;
+    std::string err;  // stderr starts with it
+  };
+  const std::vector<Row> rows = {
+      {{"x=x.npy", "w1=w1.npy", "-o", "out"}, 1, "einexpr program run: error: missing param 'w2'"},
+      {{"x=x.npy", "w1=w1.npy", "w2=bad_w2.npy", "-o", "keep"}, 1,
+       "einexpr program run: error: m.ein:5:11: w2=bad_w2.npy gives axis 'E' length 128 (dim 0 of param w2: E K) but "
+       "it is 256 (from w1=w1.npy)"},
+      {{"x=x.npy", "w1=w1.npy", "w2=w2.npy", "B=9", "-o", "out"}, 1,
+       "einexpr program run: error: m.ein:3:10: x=x.npy gives axis 'B' length 8 (dim 0 of input x: B D) but it is 9 "
+       "(given as B=9)"},
+      {{"x=x.npy", "w1=w1.npy", "w2=w2.npy", "h1=x.npy", "-o", "out"}, 1,
+       "einexpr program run: error: 'h1' is computed by the program: give its inputs and params, not h1=x.npy"},
+      {{"x=x.npy", "w1=w1.npy", "w2=nope.npy", "-o", "out"}, 1, "einexpr program run: error: nope.npy: cannot open"},
+      {{"x=x.npy", "w1=w1.npy", "w2=w2.npy", "B=abc", "-o", "out"}, 2, "einexpr program run: error: bad NAME=LEN 'B=abc'"},
+      {{"x=x.npy", "w1=w1.npy", "w2=w2.npy", "z=z.npy", "-o", "out"}, 1,
+       "einexpr program run: error: 'z' in z=z.npy names no input, param or axis of the program"},
+      {{"x=x.npy", "w1=w1.npy", "w2=w2.npy"}, 2, "einexpr program run: error: --output is required"},
+      {{"x=x.npy", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "-o", "out"}, 2,
+       "einexpr program run: error: tensor 'x' is given twice"},
+  };
+  for (const Row& r : rows) {
+    std::vector<std::string> args = {"program", "run", "m.ein"};
+    args.insert(args.end(), r.args.begin(), r.args.end());
+    CAPTURE(args);
+    const test::CliResult got = box.run(args);
+    CHECK(got.status == r.status);
+    CHECK(got.out.empty());
+    CHECK_THAT(got.err, Catch::StartsWith(r.err));
+    CHECK(box.files() == std::set<std::string>{"m.ein", "x.npy", "w1.npy", "w2.npy", "bad_w2.npy", "keep",
+                                               "keep/loss.npy"});
+    CHECK(box.read_bytes("keep/loss.npy") == "old");
+  }
+  // An output path that is a directory: found before any output is written.
+  std::filesystem::create_directories(box.path("o3/loss.npy"));
+  box.write_bytes("m2.ein", test::read_model("lecture2.ein") + "output h2 loss\n");
+  const test::CliResult dir = box.run({"program", "run", "m2.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "-o", "o3"});
+  CHECK(dir.status == 1);
+  CHECK(dir.err == "einexpr program run: error: cannot write o3/loss.npy: it is a directory\n");
+  CHECK_FALSE(std::filesystem::exists(box.path("o3/h2.npy")));
+  const test::CliResult unknown = box.run({"program", "frob"});
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err ==
+        "einexpr program: error: unknown command 'frob' (commands: check, cost, run) (see 'einexpr program --help')\n");
+  const test::CliResult none = box.run({"program"});
+  CHECK(none.status == 2);
+  const test::CliResult help = box.run({"program", "cost", "--help"});
+  CHECK(help.status == 0);
+  CHECK_THAT(help.out, Catch::Contains("--optimizer"));
+}
