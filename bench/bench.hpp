@@ -40,6 +40,7 @@ void register_gemm();
 void register_memory();
 void register_overhead();
 void register_fma();
+void register_maps();
 
 /// Keeps a result alive in the optimizer's eyes.
 template <class T>

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   bench::register_memory();
   bench::register_overhead();
   bench::register_fma();
+  bench::register_maps();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -57,6 +57,7 @@ std::string key_of(const Request& r, bool with_pattern) {
     key.push_back('\0');
   }
   append_pod(key, r.extra);
+  append_pod(key, r.param);
   append_pod(key, r.inputs.empty() ? DType::f32 : r.inputs[0].dtype());
   const Device dev = r.inputs.empty() ? Device::cpu() : r.inputs[0].device();
   append_pod(key, dev.kind);

@@ -2,7 +2,7 @@
 // Private to lib: the path every op takes, parse (cached) -> check -> plan -> lower
 // (cached by everything the program depends on) -> run, and the counters behind
 // engine_stats(). The program-cache key is one flat string of op, pattern, dtype, device,
-// extras (reduction, copy policy), lengths, and each input's shape and strides.
+// extras (reduction, copy policy, function, correction), lengths, and each input's shape and strides.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +32,7 @@ struct Request {
   std::span<const Tensor> inputs;
   const AxisLengths* lengths = nullptr;
   std::uint32_t extra = 0;    // reduction / copy policy / function, folded into the key
+  std::int64_t param = 1;     // reduce var / std's correction, folded into the key
 };
 
 /// The parsed and checked pattern for (op, text), from the pattern cache.

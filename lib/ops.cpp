@@ -46,12 +46,12 @@ Tensor do_rearrange(const Tensor& x, std::string_view pattern, const AxisLengths
 }
 
 Tensor do_reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths,
-                 Tensor* out) {
+                 std::int64_t correction, Tensor* out) {
   const std::span<const Tensor> in(&x, 1);
   return guarded("reduce", pattern, in, &lengths, [&] {
-    return execute({Op::reduce, "reduce", pattern, in, &lengths, code(reduction)},
+    return execute({Op::reduce, "reduce", pattern, in, &lengths, code(reduction), correction},
                    [&](const ast::Pattern* p, std::span<const Layout> l, DType dt) {
-                     return plan_reduce(*p, l[0], dt, reduction, lengths);
+                     return plan_reduce(*p, l[0], dt, reduction, lengths, correction);
                    },
                    out);
   });
@@ -88,6 +88,19 @@ Tensor do_unary(const Tensor& x, UnaryOp fn, Tensor* out) {
   });
 }
 
+Tensor do_unary_pattern(const Tensor& x, std::string_view pattern, UnaryOp fn, const AxisLengths& lengths,
+                        Tensor* out) {
+  const std::span<const Tensor> in(&x, 1);
+  const std::string op_name = std::string("map.") + name(fn);
+  return guarded(op_name, pattern, in, &lengths, [&] {
+    return execute({Op::map, op_name, pattern, in, &lengths, static_cast<std::uint32_t>(fn)},
+                   [&](const ast::Pattern* p, std::span<const Layout> l, DType dt) {
+                     return plan_unary(*p, fn, l[0], dt, lengths);
+                   },
+                   out);
+  });
+}
+
 Tensor do_binary(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function, Tensor* out) {
   const std::array<Tensor, 2> in{x, y};
   const std::string op_name = std::string("map.") + name(function);
@@ -106,14 +119,16 @@ Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& l
   return do_rearrange(x, pattern, lengths, copy, nullptr);
 }
 
-Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths) {
-  return do_reduce(x, pattern, reduction, lengths, nullptr);
+Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths,
+              std::int64_t correction) {
+  return do_reduce(x, pattern, reduction, lengths, correction, nullptr);
 }
 
-Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction, const AxisLengths& lengths) {
+Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction, const AxisLengths& lengths,
+              std::int64_t correction) {
   const std::span<const Tensor> in(&x, 1);
   const Reduction r = guarded("reduce", pattern, in, &lengths, [&] { return parse_reduction(reduction); });
-  return do_reduce(x, pattern, r, lengths, nullptr);
+  return do_reduce(x, pattern, r, lengths, correction, nullptr);
 }
 
 Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
@@ -132,6 +147,16 @@ Tensor map(const Tensor& x, std::string_view function) {
   return do_unary(x, fn, nullptr);
 }
 
+Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths) {
+  return do_unary_pattern(x, pattern, function, lengths, nullptr);
+}
+
+Tensor map(const Tensor& x, std::string_view pattern, std::string_view function, const AxisLengths& lengths) {
+  const std::span<const Tensor> in(&x, 1);
+  const UnaryOp fn = guarded("map", pattern, in, &lengths, [&] { return parse_unary_op(function); });
+  return do_unary_pattern(x, pattern, fn, lengths, nullptr);
+}
+
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
   return do_binary(x, y, pattern, function, nullptr);
 }
@@ -148,8 +173,8 @@ void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern, cons
   do_rearrange(x, pattern, lengths, Copy::always, &out);
 }
 void reduce_into(Tensor& out, const Tensor& x, std::string_view pattern, Reduction reduction,
-                 const AxisLengths& lengths) {
-  do_reduce(x, pattern, reduction, lengths, &out);
+                 const AxisLengths& lengths, std::int64_t correction) {
+  do_reduce(x, pattern, reduction, lengths, correction, &out);
 }
 void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
   do_repeat(x, pattern, lengths, Copy::always, &out);
@@ -159,6 +184,9 @@ void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view
   do_einsum(operands, pattern, lengths, &out);
 }
 void map_into(Tensor& out, const Tensor& x, UnaryOp function) { do_unary(x, function, &out); }
+void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths) {
+  do_unary_pattern(x, pattern, function, lengths, &out);
+}
 void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
   do_binary(x, y, pattern, function, &out);
 }

@@ -2,7 +2,7 @@
 # Installs einexpr's Debian packages that are missing (idempotent; a no-op when all are there).
 set -euo pipefail
 packages=(cmake ninja-build g++ tao-pegtl-dev libeigen3-dev catch2 libcli11-dev
-          nlohmann-json3-dev libfmt-dev libbenchmark-dev libopenblas-dev)
+          nlohmann-json3-dev libfmt-dev libbenchmark-dev libopenblas-dev libsleef-dev)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do

@@ -170,6 +170,22 @@ std::vector<GradientExpr> reduce_gradients(const Forward& f) {
     case Reduction::prod:
       g.stages.push_back(elementwise(f, "dY · Y / X", 2, {x, f.y, f.dy}, renamed(x, "dX")));
       break;
+    case Reduction::var:
+    case Reduction::std: {  // dX = dY · 2(X - mean)/(n - c), std: dY · (X - mean)/((n - c)·Y)
+      GradientStage mean = f.stage("reduce", f.plan.pattern, {x}, renamed(f.y, "t0"));
+      mean.reduction = Reduction::mean;
+      const GradientTensor t0 = mean.result;
+      g.stages.push_back(std::move(mean));
+      const std::string c = std::to_string(r->correction);
+      if (r->op == Reduction::var)
+        g.stages.push_back(elementwise(f, "dY · 2·(X - t0)/(n - " + c + ")", 3, {x, t0, f.dy}, renamed(x, "dX")));
+      else
+        g.stages.push_back(elementwise(f, "dY · (X - t0)/((n - " + c + ")·Y)", 4, {x, t0, f.y, f.dy}, renamed(x, "dX")));
+      break;
+    }
+    case Reduction::logsumexp:  // the softmax of X along the reduced axes, times dY
+      g.stages.push_back(elementwise(f, "dY · exp(X - Y)", 3, {x, f.y, f.dy}, renamed(x, "dX")));
+      break;
     case Reduction::any:
     case Reduction::all:
       throw Error(std::string("backward of reduce ") + name(r->op) + " is not defined (boolean)");
@@ -209,7 +225,14 @@ std::vector<GradientExpr> map_gradients(const Forward& f, const MapStep& m) {
     if (rule.reads_x) operands.push_back(f.inputs.at(0));
     if (rule.reads_y) operands.push_back(f.y);
     GradientExpr g{"operand 0", {}};
-    g.stages.push_back(elementwise(f, rule.expression, rule.flops, std::move(operands), renamed(f.inputs.at(0), "dX")));
+    if (f.plan.pattern.empty()) {
+      g.stages.push_back(elementwise(f, rule.expression, rule.flops, std::move(operands), renamed(f.inputs.at(0), "dX")));
+      return {g};
+    }
+    // A pattern: the derivative in Y's layout, then the inverse rearrange into X's.
+    const GradientTensor t0 = renamed(f.y, "t0");
+    g.stages.push_back(elementwise(f, rule.expression, rule.flops, std::move(operands), t0));
+    g.stages.push_back(f.stage("rearrange", swap_sides(f.plan.pattern), {t0}, renamed(f.inputs.at(0), "dX")));
     return {g};
   }
   if (f.inputs.size() != 2) throw Error("backward: a binary map plan has " + std::to_string(f.inputs.size()) + " inputs");

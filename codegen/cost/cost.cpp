@@ -118,6 +118,19 @@ struct StepCoster {
       c.flops += n_out;
       c.flops_formula = c.flops_formula + numel_formula(dst);
     }
+    // var: the mean (n_in - n_out adds, n_out divides), then each deviation subtracted,
+    // squared and added (n_in + n_in + n_in - n_out), and n_out divides by n - correction:
+    // 4·n_in. std: + n_out square roots. logsumexp: the max (n_in - n_out compares), each
+    // x - m and its exp (2·n_in; an exp counts 1, as in elementwise_flops.cpp), the sum
+    // (n_in - n_out), log and + m (2·n_out): 4·n_in.
+    if (s.op == Reduction::var || s.op == Reduction::std || s.op == Reduction::logsumexp) {
+      c.flops = Count(4) * n_in;
+      c.flops_formula = numel_formula(src) * Count(4);
+      if (s.op == Reduction::std) {
+        c.flops += n_out;
+        c.flops_formula = c.flops_formula + numel_formula(dst);
+      }
+    }
     c.flops_exact = c.flops;
     move(c, {s.src}, s.dst);
     return c;

@@ -17,12 +17,10 @@ E parse_enum(std::string_view text, const char* (*namer)(E) noexcept, const E (&
   throw Error("unknown " + std::string(what) + " '" + std::string(text) + "' (expected one of " + list + ")");
 }
 
-constexpr Reduction all_reductions[] = {Reduction::sum, Reduction::mean, Reduction::max, Reduction::min,
-                                        Reduction::prod, Reduction::any, Reduction::all};
-constexpr UnaryOp all_unary[] = {UnaryOp::relu,  UnaryOp::gelu,  UnaryOp::exp,     UnaryOp::log,
-                                 UnaryOp::square, UnaryOp::sqrt, UnaryOp::rsqrt,   UnaryOp::neg,
-                                 UnaryOp::abs,   UnaryOp::sigmoid, UnaryOp::tanh,  UnaryOp::silu,
-                                 UnaryOp::reciprocal};
+constexpr Reduction all_reductions[] = {Reduction::sum, Reduction::mean, Reduction::max,
+                                        Reduction::min, Reduction::prod, Reduction::any,
+                                        Reduction::all, Reduction::var,  Reduction::std,
+                                        Reduction::logsumexp};
 constexpr BinaryOp all_binary[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::mul,
                                    BinaryOp::div, BinaryOp::maximum, BinaryOp::minimum};
 
@@ -37,6 +35,9 @@ const char* name(Reduction r) noexcept {
     case Reduction::prod: return "prod";
     case Reduction::any: return "any";
     case Reduction::all: return "all";
+    case Reduction::var: return "var";
+    case Reduction::std: return "std";
+    case Reduction::logsumexp: return "logsumexp";
   }
   return "?";
 }
@@ -56,6 +57,9 @@ const char* name(UnaryOp op) noexcept {
     case UnaryOp::tanh: return "tanh";
     case UnaryOp::silu: return "silu";
     case UnaryOp::reciprocal: return "reciprocal";
+    case UnaryOp::gelu_erf: return "gelu_erf";
+    case UnaryOp::erf: return "erf";
+    case UnaryOp::softplus: return "softplus";
   }
   return "?";
 }
@@ -73,7 +77,31 @@ const char* name(BinaryOp op) noexcept {
 }
 
 Reduction parse_reduction(std::string_view text) { return parse_enum(text, name, all_reductions, "reduction"); }
-UnaryOp parse_unary_op(std::string_view text) { return parse_enum(text, name, all_unary, "function"); }
+
+std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::size_t operands) {
+  auto list = [](const auto& all) {
+    std::string s;
+    for (auto f : all) s += (s.empty() ? "" : ", ") + std::string(name(f));
+    return s;
+  };
+  for (UnaryOp f : all_unary_ops)
+    if (text == name(f)) {
+      if (operands != 1)
+        throw Error("map function '" + std::string(text) + "' takes one operand, but " + std::to_string(operands) +
+                    " are given (functions of two: " + list(all_binary) + ")");
+      return f;
+    }
+  for (BinaryOp f : all_binary)
+    if (text == name(f)) {
+      if (operands != 2)
+        throw Error("map function '" + std::string(text) + "' takes two operands, but " + std::to_string(operands) +
+                    (operands == 1 ? " is" : " are") + " given");
+      return f;
+    }
+  throw Error("unknown function '" + std::string(text) + "' (of one operand: " + list(all_unary_ops) +
+              "; of two: " + list(all_binary) + ")");
+}
+UnaryOp parse_unary_op(std::string_view text) { return parse_enum(text, name, all_unary_ops, "function"); }
 BinaryOp parse_binary_op(std::string_view text) { return parse_enum(text, name, all_binary, "function"); }
 
 std::string to_string(const AxisName& axis) {
@@ -138,8 +166,10 @@ std::string to_string(const Step& step, const Plan& plan) {
             axes += (axes.empty() ? "" : " ") +
                     (static_cast<std::size_t>(a) < src.axes.size() ? to_string(src.axes[static_cast<std::size_t>(a)])
                                                                      : std::to_string(a));
-          return ref(s.dst) + " = reduce." + name(s.op) + " " + ref(s.src) + " over [" + axes + "] : " +
-                 value_text(plan, s.dst);
+          const bool corrected = s.op == Reduction::var || s.op == Reduction::std;
+          return ref(s.dst) + " = reduce." + name(s.op) +
+                 (corrected ? "(correction=" + std::to_string(s.correction) + ")" : std::string()) + " " +
+                 ref(s.src) + " over [" + axes + "] : " + value_text(plan, s.dst);
         } else {
           std::string srcs;
           for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);

@@ -1,6 +1,8 @@
-// Elementwise maps: f(x) over a tensor, and f(x, y) with named broadcasting ("b s h, h -> b s h").
+// Elementwise maps: f(x) over a tensor, f(x) with a pattern that permutes, splits or merges
+// axes around it ("b s h -> b h s"), and f(x, y) with named broadcasting ("b s h, h -> b s h").
 // Each is one MapStep writing a new contiguous buffer; operands broadcast by stride 0.
 #include <algorithm>
+#include <variant>
 
 #include "plan/builder.hpp"
 #include "einexpr/codegen/planner.hpp"
@@ -15,11 +17,15 @@ using detail::PlanBuilder;
 
 namespace {
 
+/// Every function but relu, abs, neg and square needs a floating dtype.
 bool float_only(UnaryOp op) {
   switch (op) {
     case UnaryOp::relu: case UnaryOp::abs: case UnaryOp::neg: case UnaryOp::square: return false;
-    default: return true;
+    case UnaryOp::gelu: case UnaryOp::exp: case UnaryOp::log: case UnaryOp::sqrt: case UnaryOp::rsqrt:
+    case UnaryOp::sigmoid: case UnaryOp::tanh: case UnaryOp::silu: case UnaryOp::reciprocal:
+    case UnaryOp::gelu_erf: case UnaryOp::erf: case UnaryOp::softplus: return true;
   }
+  return true;
 }
 
 void check_map_dtype(const char* fn, bool needs_float, DType dtype) {
@@ -43,13 +49,20 @@ Plan plan_unary(UnaryOp op, const Layout& input, DType dtype) {
   return std::move(b).finish(dst);
 }
 
-Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs, DType dtype,
-                 const AxisLengths& lengths) {
-  check_map_dtype(name(op), false, dtype);
-  if (inputs.size() != 2)
-    throw ShapeError("map '" + std::string(name(op)) + "' takes 2 operands, got " + std::to_string(inputs.size()));
+namespace {
+
+/// f over operands named by `pattern`: each operand viewed in the output's atom order
+/// (stride 0 along atoms it lacks: broadcast), one MapStep into a new contiguous buffer in
+/// that order, then the output's compositions as a view of it.
+Plan plan_named_map(const ast::Pattern& pattern, std::variant<UnaryOp, BinaryOp> op, std::span<const Layout> inputs,
+                    DType dtype, const AxisLengths& lengths) {
+  const std::string fn = std::visit([](auto o) { return std::string(name(o)); }, op);
+  const std::size_t arity = std::holds_alternative<UnaryOp>(op) ? 1 : 2;
+  if (inputs.size() != arity)
+    throw ShapeError("map '" + fn + "' takes " + std::to_string(arity) + (arity == 1 ? " operand" : " operands") +
+                     ", got " + std::to_string(inputs.size()));
   const auto r = detail::resolve_multi(pattern, inputs, lengths);
-  PlanBuilder b("map." + std::string(name(op)), pattern.text, dtype);
+  PlanBuilder b("map." + fn, pattern.text, dtype);
   for (std::size_t i = 0; i < inputs.size(); ++i) b.add_input(inputs[i], r.input_axes[i]);
   const std::vector<std::string> out = detail::flatten(r.output);
   std::vector<int> srcs;
@@ -57,7 +70,7 @@ Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layou
     const AtomView& v = r.inputs[i];
     for (const AtomDim& a : v.dims)
       if (std::find(out.begin(), out.end(), a.name) == out.end())
-        throw ShapeError("map '" + std::string(name(op)) + "': axis " + a.name + " of operand " + std::to_string(i + 1) +
+        throw ShapeError("map '" + fn + "': axis " + a.name + " of operand " + std::to_string(i + 1) +
                          " is not in the output (a map sums nothing; use einsum or reduce)");
     AtomView bcast{-1, v.buffer, v.offset, {}};
     for (const std::string& n : out) {
@@ -74,6 +87,20 @@ Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layou
   for (std::size_t i = 0; i < out.size(); ++i) d.dims.push_back({out[i], l.shape[i], s[i]});
   const int result = b.merge(d, r.output);
   return std::move(b).finish(result);
+}
+
+}  // namespace
+
+Plan plan_unary(const ast::Pattern& pattern, UnaryOp op, const Layout& input, DType dtype,
+                const AxisLengths& lengths) {
+  check_map_dtype(name(op), float_only(op), dtype);
+  return plan_named_map(pattern, op, std::span<const Layout>(&input, 1), dtype, lengths);
+}
+
+Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs, DType dtype,
+                 const AxisLengths& lengths) {
+  check_map_dtype(name(op), false, dtype);
+  return plan_named_map(pattern, op, inputs, dtype, lengths);
 }
 
 std::vector<Shape> operand_shapes(const ast::Pattern& pattern, const AxisLengths& sizes) {

@@ -28,18 +28,35 @@ AxisLengths parse_lengths(const std::vector<std::string>& args);
 
 /// An expression given by sizes: what cost, explain, bench and roofline take.
 struct ExprSpec {
-  std::string op;  // "einsum", "rearrange", "reduce", "repeat"
+  std::string op;  // "einsum", "rearrange", "reduce", "repeat", "map"
   std::string pattern;
   Reduction reduction = Reduction::sum;
+  std::int64_t correction = 1;  // reduce var / std
+  std::string function;         // map: a unary function (one operand) or a binary one (two)
   AxisLengths sizes;
 };
 
-/// OP PATTERN [REDUCTION] NAME=LEN...: `rest` is what follows the pattern. A REDUCTION
-/// (the first of `rest` without '=') is allowed only for reduce, where it defaults to sum.
-ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest);
+/// OP PATTERN [REDUCTION | FUNCTION] NAME=LEN...: `rest` is what follows the pattern. A
+/// REDUCTION (the first of `rest` without '=') is allowed only for reduce, where it
+/// defaults to sum; map needs a FUNCTION there. `correction` (-1: not given) is allowed
+/// only for reduce var and std.
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
+                         std::int64_t correction = -1);
 
-/// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN" or "reduce|PATTERN|REDUCTION|NAME=LEN,...".
+/// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN", "reduce|PATTERN|REDUCTION|NAME=LEN,..." or
+/// "map|PATTERN|FUNCTION|NAME=LEN,...".
 ExprSpec parse_expr_text(const std::string& text);
+
+/// The expression's plan from its sizes alone (plan_from_sizes, plan_map_from_sizes).
+Plan plan_of(const ExprSpec& e, DType dtype);
+
+/// A map's IN.npy [IN2.npy] [NAME=LEN...] arguments: NAME=LEN where the argument is an
+/// identifier, '=' and digits, a file otherwise.
+struct MapArgs {
+  std::vector<std::string> files;
+  AxisLengths lengths;
+};
+MapArgs split_map_args(const std::vector<std::string>& args);
 
 /// dtype_from_name, which lists the valid names when it throws DTypeError.
 DType parse_dtype(const std::string& text);
@@ -53,6 +70,6 @@ Device parse_run_device(const std::string& text);
 void check_output_path(const std::string& path);
 
 /// The ops cost, explain, bench and roofline know, as messages list them.
-inline constexpr std::string_view expr_ops = "einsum, rearrange, reduce or repeat";
+inline constexpr std::string_view expr_ops = "einsum, rearrange, reduce, repeat or map";
 
 }  // namespace einexpr::cli

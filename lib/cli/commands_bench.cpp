@@ -14,10 +14,13 @@ namespace einexpr::cli {
 
 namespace {
 
-Compiled compile(const ExprSpec& e, const AxisLengths& lengths) {
+Compiled compile(const ExprSpec& e, const Plan& plan) {
+  const AxisLengths& lengths = e.sizes;
   if (e.op == "einsum") return compile_einsum(e.pattern);
   if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths);
-  if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths);
+  if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths, e.correction);
+  if (e.op == "map")
+    return Compiled(e.pattern, parse_map_function(e.function, static_cast<std::size_t>(plan.num_inputs)), lengths);
   return compile_repeat(e.pattern, lengths);
 }
 
@@ -47,7 +50,8 @@ struct Progress {
 
 void print_bench_table(const ExprSpec& e, const RunReport& r, const Roofline& bound, Device device, bool view) {
   const Measurement& m = r.time;
-  std::cout << e.op << " '" << e.pattern << "' (" << name(r.cost.dtype) << ")  " << lengths_text(e.sizes) << "  on "
+  std::cout << e.op << " '" << e.pattern << "'" << (e.op == "map" ? " " + e.function : "") << " ("
+            << name(r.cost.dtype) << ")  " << lengths_text(e.sizes) << "  on "
             << device.str() << ", " << r.threads << " thread" << (r.threads == 1 ? "" : "s") << "\n";
   Table t({}, "lrll");
   add_quantity(t, "median", seconds(m.median_s),
@@ -68,6 +72,7 @@ void print_bench_json(const ExprSpec& e, const RunReport& r, const Roofline& bou
   const Measurement& m = r.time;
   JsonWriter j(std::cout);
   j.begin_object().field("op", e.op).field("pattern", e.pattern).field("dtype", name(r.cost.dtype));
+  if (e.op == "map") j.field("function", e.function);
   j.field("device", device.str()).field("spec", r.device).field("threads", r.threads);
   j.field("warmup", m.warmup).field("repeats", m.repeats);
   j.field("median_s", m.median_s).field("min_s", m.min_s).field("max_s", m.max_s).field("mean_s", m.mean_s);
@@ -98,15 +103,15 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 }  // namespace
 
 int bench_command(const BenchArgs& args) {
-  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction);
   const DType dtype = parse_dtype(args.expr.dtype);
   const Device device = parse_run_device(args.run.device);
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
   spec.peak_for(dtype);  // no peak for this dtype: fail before running
   apply_threads(args.run);
-  const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction);
+  const Plan plan = plan_of(e, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
-  const Compiled compiled = compile(e, e.sizes);
+  const Compiled compiled = compile(e, plan);
   Progress progress;
   MeasureOptions options;
   options.warmup = args.warmup;
@@ -134,7 +139,7 @@ int roofline_command(const RooflineArgs& args) {
   std::vector<RooflinePoint> points;
   Table t({"label", "op", "FLOPs", "bytes", "FLOP/B", "bound", "time", "attainable"}, "llrrrlrr");
   for (const ExprSpec& e : exprs) {
-    const Cost c = cost(plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction));
+    const Cost c = cost(plan_of(e, dtype));
     const Roofline r = roofline(c, device);
     const double attainable = r.time_s > 0 ? c.flops.to_double() / r.time_s : 0;
     points.push_back({e.pattern, r.intensity, attainable, false});
@@ -150,6 +155,13 @@ int roofline_command(const RooflineArgs& args) {
 }
 
 int devices_command(const DevicesArgs& args) {
+  apply_threads(args.run);
+  if (args.calibrate) {
+    const CpuCalibration c = calibrate_cpu();
+    std::cerr << "measured the cpu: " << c.cpu_model << ", " << c.threads << " thread(s), " << c.isa << "; "
+              << (c.cache_path.empty() ? "not cached (no writable cache directory)" : "cached in " + c.cache_path)
+              << '\n';
+  }
   const std::vector<DeviceSpec> devices = device_specs();
   if (args.json) {
     JsonWriter j(std::cout);

@@ -23,10 +23,10 @@ struct CostReport {
 
 CostReport make_report(const CostArgs& args) {
   CostReport r;
-  r.expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  r.expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction);
   const DType dtype = parse_dtype(args.expr.dtype);
   const DeviceSpec device = find_device(args.device);
-  const Plan plan = plan_from_sizes(r.expr.op, r.expr.pattern, r.expr.sizes, dtype, r.expr.reduction);
+  const Plan plan = plan_of(r.expr, dtype);
   r.cost = cost(plan);
   r.backward = backward_cost(plan);
   r.roofline = roofline(r.cost, device);
@@ -36,6 +36,8 @@ CostReport make_report(const CostArgs& args) {
 std::string title(const ExprSpec& e, DType dtype) {
   std::string t = e.op + " '" + e.pattern + "'";
   if (e.op == "reduce") t += std::string(" ") + name(e.reduction);
+  if (e.reduction == Reduction::var || e.reduction == Reduction::std) t += " correction " + std::to_string(e.correction);
+  if (e.op == "map") t += " " + e.function;
   return t + " (" + std::string(name(dtype)) + ")  " + lengths_text(e.sizes) + "\n";
 }
 
@@ -114,6 +116,8 @@ void print_cost_json(const CostReport& r, bool with_gradients) {
   JsonWriter j(std::cout);
   j.begin_object().field("op", r.expr.op).field("pattern", r.expr.pattern).field("dtype", name(c.dtype));
   if (r.expr.op == "reduce") j.field("reduction", name(r.expr.reduction));
+  if (r.expr.reduction == Reduction::var || r.expr.reduction == Reduction::std) j.field("correction", r.expr.correction);
+  if (r.expr.op == "map") j.field("function", r.expr.function);
   j.key("sizes").begin_object();
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
   j.end_object();
@@ -150,8 +154,8 @@ int cost_command(const CostArgs& args) {
 }
 
 int explain_command(const ExprArgs& args) {
-  const ExprSpec e = parse_expr_args(args.op, args.pattern, args.rest);
-  const Plan plan = plan_from_sizes(e.op, e.pattern, e.sizes, parse_dtype(args.dtype), e.reduction);
+  const ExprSpec e = parse_expr_args(args.op, args.pattern, args.rest, args.correction);
+  const Plan plan = plan_of(e, parse_dtype(args.dtype));
   const Cost c = cost(plan);
   std::cout << plan.str() << "steps\n";
   Table t({"step", "kind", "FLOPs", "read", "written", "temporary"}, "llrrrr");

@@ -176,7 +176,30 @@ Result repeat(const Tensor& x, const std::string& pattern, const AxisLengths& le
   return r;
 }
 
-Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, const AxisLengths& lengths) {
+namespace {
+
+/// var / std (two passes over the values) and logsumexp (max-subtracted), in double.
+double statistic(Reduction reduction, const std::vector<double>& v, std::int64_t correction) {
+  if (reduction == Reduction::logsumexp) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (double x : v) m = std::isnan(x) || std::isnan(m) ? std::numeric_limits<double>::quiet_NaN() : std::max(m, x);
+    if (!std::isfinite(m)) return m;
+    double sum = 0;
+    for (double x : v) sum += std::exp(x - m);
+    return m + std::log(sum);
+  }
+  double mean = 0, m2 = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  for (double x : v) m2 += (x - mean) * (x - mean);
+  const double var = m2 / static_cast<double>(std::max<std::int64_t>(0, static_cast<std::int64_t>(v.size()) - correction));
+  return reduction == Reduction::std ? std::sqrt(var) : var;
+}
+
+}  // namespace
+
+Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, const AxisLengths& lengths,
+              std::int64_t correction) {
   Single s = resolve_single(x, pattern, lengths);
   Result r{shape_of(s.right, s.lens), {}};
   const std::vector<double> in = values_of(x);
@@ -187,6 +210,7 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   if (reduction == Reduction::min) init = std::numeric_limits<double>::infinity();
   r.values.assign(n, init);
   std::vector<std::int64_t> count(n, 0);
+  std::vector<std::vector<double>> members(n);  // var, std, logsumexp: every value of each output
   // Integers sum and multiply in int64 and wrap on overflow, as numpy does.
   const bool integer = is_integer(x.dtype());
   std::vector<std::uint64_t> iacc(n, reduction == Reduction::prod ? 1 : 0);
@@ -208,9 +232,12 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
       case Reduction::min: acc = std::min(acc, v); break;
       case Reduction::any: acc = (acc != 0 || v != 0) ? 1 : 0; break;
       case Reduction::all: acc = (acc != 0 && v != 0) ? 1 : 0; break;
+      case Reduction::var: case Reduction::std: case Reduction::logsumexp: members[o].push_back(v); break;
     }
     ++count[o];
   });
+  if (reduction == Reduction::var || reduction == Reduction::std || reduction == Reduction::logsumexp)
+    for (std::size_t i = 0; i < n; ++i) r.values[i] = statistic(reduction, members[i], correction);
   if (reduction == Reduction::mean)
     for (std::size_t i = 0; i < n; ++i) r.values[i] /= static_cast<double>(count[i]);
   if (integer && (reduction == Reduction::sum || reduction == Reduction::prod))

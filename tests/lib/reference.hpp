@@ -16,8 +16,9 @@ struct Result {
 };
 
 Result rearrange(const einexpr::Tensor& x, const std::string& pattern, const einexpr::AxisLengths& lengths = {});
+/// var and std divide by max(0, n - correction); logsumexp is max-subtracted.
 Result reduce(const einexpr::Tensor& x, const std::string& pattern, einexpr::Reduction reduction,
-              const einexpr::AxisLengths& lengths = {});
+              const einexpr::AxisLengths& lengths = {}, std::int64_t correction = 1);
 Result repeat(const einexpr::Tensor& x, const std::string& pattern, const einexpr::AxisLengths& lengths = {});
 Result einsum(const std::vector<einexpr::Tensor>& xs, const std::string& pattern,
               const einexpr::AxisLengths& lengths = {});

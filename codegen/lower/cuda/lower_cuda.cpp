@@ -39,8 +39,9 @@ void lower_copy(const CopyStep& s, Lowering& low) {
 void lower_reduce(const ReduceStep& s, Lowering& low) {
   const Value src = low.value(s.src), dst = low.value(s.dst);
   const int device = low.device;
-  const ReducePlan plan = plan_reduction(properties(device).multiProcessorCount, src.layout, s.axes, dst.layout,
-                                         low.plan.dtype, s.op);
+  ReducePlan plan = plan_reduction(properties(device).multiProcessorCount, src.layout, s.axes, dst.layout,
+                                   low.plan.dtype, s.op);
+  plan.correction = s.correction;
   const int partials = plan.partial_bytes > 0 ? low.add_temp(plan.partial_bytes) : -1;
   low.add_kernel(std::string("reduce.") + name(s.op), [=](const Workspace& ws) {
     run_reduction(device, plan, buffer_base(ws, dst.buffer), buffer_base(ws, src.buffer),

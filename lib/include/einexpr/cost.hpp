@@ -22,10 +22,13 @@ namespace einexpr {
 Cost cost_einsum(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
 Cost cost_rearrange(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
 Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes,
-                 DType dtype = DType::f32);
+                 DType dtype = DType::f32, std::int64_t correction = 1);
 Cost cost_repeat(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
 /// Elementwise f(x) on a tensor of `shape`.
 Cost cost_map(UnaryOp function, const Shape& shape, DType dtype = DType::f32);
+/// Elementwise f(x) with a pattern: cost_map("b s h -> b s h", UnaryOp::gelu, sizes).
+Cost cost_map(std::string_view pattern, UnaryOp function, const AxisLengths& sizes,
+              DType dtype = DType::f32);
 Cost cost_map(std::string_view pattern, BinaryOp function, const AxisLengths& sizes,
               DType dtype = DType::f32);
 
@@ -46,8 +49,14 @@ RunReport measure_run(const Compiled& expression, std::span<const Tensor> inputs
                       const MeasureOptions& options = {});
 
 /// The plan of an op from sizes alone (contiguous inputs), as `einexpr explain` prints it.
-/// op: "einsum", "rearrange", "reduce", "repeat"; reduction only for "reduce".
+/// op: "einsum", "rearrange", "reduce", "repeat"; reduction only for "reduce", correction
+/// only for its var and std.
 Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes,
-                     DType dtype = DType::f32, Reduction reduction = Reduction::sum);
+                     DType dtype = DType::f32, Reduction reduction = Reduction::sum,
+                     std::int64_t correction = 1);
+/// The plan of a map from sizes alone: a unary function ("gelu") with a one-operand
+/// pattern, a binary one ("add") with two.
+Plan plan_map_from_sizes(std::string_view pattern, std::string_view function, const AxisLengths& sizes,
+                         DType dtype = DType::f32);
 
 }  // namespace einexpr

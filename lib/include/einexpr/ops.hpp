@@ -27,6 +27,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "einexpr/codegen/plan.hpp"
@@ -38,10 +39,14 @@ namespace einexpr {
 
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
                  Copy copy = Copy::if_needed);
+/// Reductions: "sum", "mean", "max", "min", "prod", "any", "all" (bool), and on floats
+/// "var" and "std" (torch.var / torch.std: divided by n - correction, correction 1 by
+/// default as torch's; 0 gives the population variance) and "logsumexp" (max-subtracted).
+/// `correction` is read by var and std only.
 Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction,
-              const AxisLengths& lengths = {});
+              const AxisLengths& lengths = {}, std::int64_t correction = 1);
 Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction,
-              const AxisLengths& lengths = {});
+              const AxisLengths& lengths = {}, std::int64_t correction = 1);
 Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
               Copy copy = Copy::if_needed);
 Tensor einsum(std::span<const Tensor> operands, std::string_view pattern,
@@ -82,10 +87,18 @@ Tensor einsum(const Args&... args) {
   return einsum(std::span<const Tensor>(operands), pattern);
 }
 
-/// Elementwise f(x): "relu", "gelu" (tanh approximation), "exp", "log", "square", "sqrt",
-/// "rsqrt", "neg", "abs", "sigmoid", "tanh", "silu", "reciprocal".
+/// Elementwise f(x): "relu", "gelu" (torch's approximate='tanh'), "gelu_erf" (torch's default
+/// nn.GELU()), "exp", "log", "square", "sqrt", "rsqrt", "neg", "abs", "sigmoid", "tanh",
+/// "silu", "reciprocal", "erf", "softplus" (torch's beta=1, threshold=20: x where x > 20).
+/// plan.hpp defines each; the CPU's error bounds in ULPs are in codegen/lower/cpu/vec_math.hpp.
 Tensor map(const Tensor& x, std::string_view function);
 Tensor map(const Tensor& x, UnaryOp function);
+/// Elementwise f(x) with a pattern: map(x, "b s h -> b h s", "gelu"). The pattern may
+/// permute, split and merge axes around f, as rearrange does ("b (h d) -> b h d" with
+/// {{"h", 8}}); every axis is on both sides, so nothing is summed or repeated. The result
+/// is a new tensor.
+Tensor map(const Tensor& x, std::string_view pattern, std::string_view function, const AxisLengths& lengths = {});
+Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths = {});
 /// Elementwise f(x, y) with named broadcasting: map(x, b, "b s h, h -> b s h", "add").
 /// Functions: "add", "sub", "mul", "div", "maximum", "minimum".
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function);
@@ -95,12 +108,14 @@ Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp 
 void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern,
                     const AxisLengths& lengths = {});
 void reduce_into(Tensor& out, const Tensor& x, std::string_view pattern, Reduction reduction,
-                 const AxisLengths& lengths = {});
+                 const AxisLengths& lengths = {}, std::int64_t correction = 1);
 void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern,
                  const AxisLengths& lengths = {});
 void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
                  const AxisLengths& lengths = {});
 void map_into(Tensor& out, const Tensor& x, UnaryOp function);
+void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp function,
+              const AxisLengths& lengths = {});
 void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
 
 // ---- einops' pack, unpack, parse_shape ----
@@ -119,8 +134,13 @@ AxisLengths parse_shape(const Tensor& x, std::string_view pattern);
 /// layouts in a small cache of their own, with no global cache lookup.
 class Compiled {
  public:
+  /// rearrange, reduce, repeat or einsum (a map: the constructor below). `correction`:
+  /// reduce var / std only.
   Compiled(Op op, std::string_view pattern, AxisLengths lengths = {},
-           Reduction reduction = Reduction::sum, Copy copy = Copy::if_needed);
+           Reduction reduction = Reduction::sum, Copy copy = Copy::if_needed,
+           std::int64_t correction = 1);
+  /// A map: a unary function with a one-operand pattern, or a binary one with two.
+  Compiled(std::string_view pattern, std::variant<UnaryOp, BinaryOp> function, AxisLengths lengths = {});
   ~Compiled();
   Compiled(Compiled&&) noexcept;
   Compiled& operator=(Compiled&&) noexcept;
@@ -137,6 +157,7 @@ class Compiled {
   const std::string& pattern() const noexcept;
 
  private:
+  void parse();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -144,7 +165,11 @@ class Compiled {
 Compiled compile_einsum(std::string_view pattern, AxisLengths lengths = {});
 Compiled compile_rearrange(std::string_view pattern, AxisLengths lengths = {},
                            Copy copy = Copy::if_needed);
-Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths = {});
+Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths = {},
+                        std::int64_t correction = 1);
+/// map(x, pattern, function) / map(x, y, pattern, function), compiled.
+Compiled compile_map(std::string_view pattern, UnaryOp function, AxisLengths lengths = {});
+Compiled compile_map(std::string_view pattern, BinaryOp function, AxisLengths lengths = {});
 Compiled compile_repeat(std::string_view pattern, AxisLengths lengths = {},
                         Copy copy = Copy::if_needed);
 

@@ -13,8 +13,12 @@
 //                               element (2 FLOPs), reading X, Y, dY once, writing dX.
 //                               Ties all receive dY (a mask, not torch's even split).
 //   reduce prod                 dY · Y / X per input element (2 FLOPs; zeros in X ignored)
+//   reduce var / std            t0 = the mean (a reduce), then dY · 2(X - t0)/(n - c) per
+//                               input element (3 FLOPs); std: dY · (X - t0)/((n - c)·Y) (4)
+//   reduce logsumexp            dY · exp(X - Y) per input element (3 FLOPs: the softmax)
 //   repeat                      a sum reduction (sides swapped)
-//   map f(X)                    dY · f'(X) per element (codegen/cost/elementwise_flops.cpp)
+//   map f(X)                    dY · f'(X) per element (codegen/cost/elementwise_flops.cpp);
+//                               with a pattern, in Y's layout, then the inverse rearrange
 //   map f(A, B)                 the same per operand, then a sum over the axes it was
 //                               broadcast along
 // Expressions of the pattern language are planned with planner.hpp and costed with cost();

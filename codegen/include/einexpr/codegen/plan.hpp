@@ -26,16 +26,27 @@
 //     their last two dims (dst too), so a GEMM reads them in place.
 //   - ReduceStep: dst has src's dims minus `axes`, in order. mean divides by the product
 //     of the reduced lengths. sum/prod of no elements give 0/1; the planner rejects
-//     max/min over no elements.
+//     max/min over no elements. var is torch.var's: the sum of squared deviations from
+//     the mean over max(0, n - correction) (correction 1 by default, as torch; 0 is the
+//     population variance), numerically stable (two passes per block of the row, blocks
+//     combined by Chan's formula); std its square root; logsumexp max-subtracted,
+//     m + log(sum exp(x - m)) with m the maximum (-inf where every x is -inf or there is
+//     none, +inf where some x is +inf; NaN wins). var and std of no elements are NaN.
 //   - Arithmetic: f64 in f64; f32 and the reduced floats (f16, bf16, fp8) in f32,
 //     rounded to the dtype at the end of the step (round to nearest even); i64/i32 in
 //     int64 (exact; wraps like numpy on overflow). The planner rejects what a dtype cannot
-//     do with DTypeError: einsum and maps on bool, mean on integers, any/all on non-bool,
-//     sum/prod/mean on bool, float-only functions (exp, log, gelu...) on integers.
-//   - MapStep unary functions: relu max(x,0); gelu 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)));
-//     exp; log; square; sqrt; rsqrt 1/sqrt(x); neg; abs; sigmoid 1/(1+exp(-x)); tanh;
-//     silu x*sigmoid(x); reciprocal 1/x. Binary: add sub mul div maximum minimum
-//     (integer div truncates toward zero; integer division by zero gives 0, as numpy).
+//     do with DTypeError: einsum and maps on bool, mean/var/std/logsumexp on integers,
+//     any/all on non-bool, sum/prod/mean on bool, float-only functions (exp, log, gelu...)
+//     on integers.
+//   - MapStep unary functions: relu max(x,0); gelu 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
+//     (torch's approximate='tanh'); exp; log; square; sqrt; rsqrt 1/sqrt(x); neg; abs;
+//     sigmoid 1/(1+exp(-x)); tanh; silu x*sigmoid(x); reciprocal 1/x; gelu_erf
+//     0.5x(1+erf(x/sqrt(2))) (torch's default nn.GELU()); erf; softplus log(1+exp(x)), and
+//     x itself where x > 20 (torch's default beta=1, threshold=20). At -inf, gelu, gelu_erf
+//     and silu give -0 (their limit; torch gives NaN). Binary: add sub mul div maximum
+//     minimum (integer div truncates toward zero; integer division by zero gives 0, as numpy).
+//     The CPU computes the transcendental ones with Sleef's vector functions; each
+//     function's error bound in ULPs is in codegen/lower/cpu/vec_math.hpp.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,15 +59,22 @@
 
 namespace einexpr {
 
-enum class Reduction : unsigned char { sum, mean, max, min, prod, any, all };
+enum class Reduction : unsigned char { sum, mean, max, min, prod, any, all, var, std, logsumexp };
 const char* name(Reduction reduction) noexcept;
-/// "sum", "mean", "max", "min", "prod", "any", "all"; throws Error listing them otherwise.
+/// "sum", "mean", "max", "min", "prod", "any", "all", "var", "std", "logsumexp"; throws
+/// Error listing them otherwise.
 Reduction parse_reduction(std::string_view text);
 
-/// Elementwise functions of one argument.
+/// Elementwise functions of one argument (defined in the contract above).
 enum class UnaryOp : unsigned char {
-  relu, gelu, exp, log, square, sqrt, rsqrt, neg, abs, sigmoid, tanh, silu, reciprocal
+  relu, gelu, exp, log, square, sqrt, rsqrt, neg, abs, sigmoid, tanh, silu, reciprocal,
+  gelu_erf, erf, softplus
 };
+/// Every UnaryOp, in declaration order.
+inline constexpr UnaryOp all_unary_ops[] = {
+    UnaryOp::relu, UnaryOp::gelu,    UnaryOp::exp,  UnaryOp::log,  UnaryOp::square,     UnaryOp::sqrt,
+    UnaryOp::rsqrt, UnaryOp::neg,    UnaryOp::abs,  UnaryOp::sigmoid, UnaryOp::tanh,    UnaryOp::silu,
+    UnaryOp::reciprocal, UnaryOp::gelu_erf, UnaryOp::erf, UnaryOp::softplus};
 /// Elementwise functions of two arguments.
 enum class BinaryOp : unsigned char { add, sub, mul, div, maximum, minimum };
 const char* name(UnaryOp op) noexcept;
@@ -64,6 +82,9 @@ const char* name(BinaryOp op) noexcept;
 /// Throws Error listing the valid names.
 UnaryOp parse_unary_op(std::string_view text);
 BinaryOp parse_binary_op(std::string_view text);
+/// A map's function for `operands` operands: a UnaryOp for one, a BinaryOp for two. Throws
+/// Error for an unknown name (listing both kinds) or a function of the other arity.
+std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::size_t operands);
 
 /// A dim's name as a product of factors: {"b"}, {"h","d"} for (h d), {"3"} for an
 /// anonymous axis, {} for a unit axis, {"…0"} for the first dim an ellipsis stands for.
@@ -103,6 +124,7 @@ struct ReduceStep {
   int src = 0, dst = 0;
   Reduction op = Reduction::sum;
   std::vector<int> axes;       // dims of src reduced; dst has the others, in order
+  std::int64_t correction = 1; // var and std: the divisor is max(0, n - correction)
   friend bool operator==(const ReduceStep&, const ReduceStep&) = default;
 };
 struct MapStep {

@@ -34,8 +34,10 @@ enum class ContractionOrder : unsigned char {
 
 Plan plan_rearrange(const ast::Pattern& pattern, const Layout& input, DType dtype,
                     const AxisLengths& lengths = {}, Copy copy = Copy::if_needed);
+/// `correction`: var and std divide by max(0, n - correction); no other reduction reads it.
+/// Throws Error for a negative correction.
 Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype,
-                 Reduction reduction, const AxisLengths& lengths = {});
+                 Reduction reduction, const AxisLengths& lengths = {}, std::int64_t correction = 1);
 Plan plan_repeat(const ast::Pattern& pattern, const Layout& input, DType dtype,
                  const AxisLengths& lengths = {}, Copy copy = Copy::if_needed);
 Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype,
@@ -43,6 +45,12 @@ Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
                  ContractionOrder order = ContractionOrder::optimal);
 /// Elementwise f(x): the output is a new contiguous tensor of x's shape.
 Plan plan_unary(UnaryOp op, const Layout& input, DType dtype);
+/// Elementwise f(x) with a pattern ("b s h -> b h s", "b (h d) -> b h d"): one operand, its
+/// axes permuted, split or merged around f as rearrange would (check() for Op::map: every
+/// axis on both sides, nothing summed or repeated). The output is a new tensor (the map's
+/// contiguous buffer, viewed through the output's compositions).
+Plan plan_unary(const ast::Pattern& pattern, UnaryOp op, const Layout& input, DType dtype,
+                const AxisLengths& lengths = {});
 /// Elementwise f(x, y) with named broadcasting: "b s h, h -> b s h".
 Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs,
                  DType dtype, const AxisLengths& lengths = {});
