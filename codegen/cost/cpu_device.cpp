@@ -2,10 +2,11 @@
 // chains of fused multiply-adds on registers with the CPU's widest vectors (vec_math.hpp's
 // probes, the same instruction set the kernels use), one chain set per OpenMP thread;
 // copy bandwidth from memcpy of 64 MiB split over the threads, (bytes read + bytes
-// written) / time. Each figure is the best of 5 runs after a warm-up: contention from
-// other work only slows a run, so the fastest is the closest to what the hardware does.
-// About 0.2 s in all, once: the result is cached per CPU model, thread count and
-// instruction set in $XDG_CACHE_HOME/einexpr/cpu_device.json.
+// written) / time. Each figure is the fastest of up to 15 runs after a warm-up, for at most
+// 0.15 s each: other work on the machine only slows a run, so the fastest is the closest to
+// what the hardware does (on a loaded machine, measure again when it is quiet:
+// `einexpr devices --calibrate`). About 0.1-0.5 s in all, once: the result is cached per
+// CPU model, thread count and instruction set in $XDG_CACHE_HOME/einexpr/cpu_device.json.
 #include <omp.h>
 #include <unistd.h>
 
@@ -35,7 +36,8 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int cache_version = 1;
-constexpr int repeats = 5;
+constexpr int min_repeats = 3, max_repeats = 15;
+constexpr double budget_s = 0.15;  // per figure, after min_repeats
 constexpr std::int64_t fma_steps = std::int64_t{1} << 20;
 constexpr std::size_t copy_bytes = std::size_t{64} << 20;
 
@@ -57,15 +59,19 @@ std::string cpu_model() {
   return model;
 }
 
-/// Best seconds of `repeats` runs of f (after one warm-up).
+/// The fastest run of f, in seconds (after one warm-up): at least min_repeats runs, then
+/// more while the budget lasts, at most max_repeats.
 template <class F>
 double best_time(F&& f) {
   f();
   double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
+  const auto begin = Clock::now();
+  for (int r = 0; r < max_repeats; ++r) {
     const auto start = Clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+    const auto end = Clock::now();
+    best = std::min(best, std::chrono::duration<double>(end - start).count());
+    if (r + 1 >= min_repeats && std::chrono::duration<double>(end - begin).count() > budget_s) break;
   }
   return best;
 }
@@ -96,8 +102,8 @@ double copy_bandwidth(int threads) {
     std::memset(src.get() + b, 1, n);
     std::memset(dst.get() + b, 0, n);
   });
-  const double seconds =
-      best_time([&] { each_chunk([&](std::size_t b, std::size_t n) { std::memcpy(dst.get() + b, src.get() + b, n); }); });
+  const auto copy = [&](std::size_t b, std::size_t n) { std::memcpy(dst.get() + b, src.get() + b, n); };
+  const double seconds = best_time([&] { each_chunk(copy); });
   return 2.0 * static_cast<double>(copy_bytes) / seconds;
 }
 
@@ -132,11 +138,12 @@ CpuCalibration measure(const std::string& model, int threads) {
   d.description = model + ", " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + " (measured)";
   d.peak_flops = {{"f64", f64}, {"f32", f32}, {"bf16", f32}, {"f16", f32}, {"fp8", f32}};
   d.bandwidth = bandwidth;
-  d.source = "Measured by einexpr on " + utc_now() + " (codegen/cost/cpu_device.cpp), best of " +
-             std::to_string(repeats) + " runs on " + std::to_string(threads) + " thread(s): FMA chains on " + c.isa +
-             " registers, " + fixed(f32 / 1e9, 1) + " GFLOP/s f32 and " + fixed(f64 / 1e9, 1) +
-             " f64 (bf16, f16 and fp8 compute in f32 and get its rate); memcpy of 64 MiB, (bytes read + written) / time, " +
-             fixed(bandwidth / 1e9, 1) + " GB/s. 'einexpr devices --calibrate' measures again.";
+  d.source = "Measured by einexpr on " + utc_now() + " (codegen/cost/cpu_device.cpp), the fastest of up to " +
+             std::to_string(max_repeats) + " runs on " + std::to_string(threads) +
+             " thread(s): FMA chains on " + c.isa + " registers, " + fixed(f32 / 1e9, 1) + " GFLOP/s f32 and " +
+             fixed(f64 / 1e9, 1) + " f64 (bf16, f16 and fp8 compute in f32 and get its rate); memcpy of 64 MiB, " +
+             "(bytes read + written) / time, " + fixed(bandwidth / 1e9, 1) +
+             " GB/s. 'einexpr devices --calibrate' measures again.";
   return c;
 }
 

@@ -36,7 +36,8 @@ CostReport make_report(const CostArgs& args) {
 std::string title(const ExprSpec& e, DType dtype) {
   std::string t = e.op + " '" + e.pattern + "'";
   if (e.op == "reduce") t += std::string(" ") + name(e.reduction);
-  if (e.reduction == Reduction::var || e.reduction == Reduction::std) t += " correction " + std::to_string(e.correction);
+  if (e.reduction == Reduction::var || e.reduction == Reduction::std)
+    t += " correction " + std::to_string(e.correction);
   if (e.op == "map") t += " " + e.function;
   return t + " (" + std::string(name(dtype)) + ")  " + lengths_text(e.sizes) + "\n";
 }
@@ -116,7 +117,8 @@ void print_cost_json(const CostReport& r, bool with_gradients) {
   JsonWriter j(std::cout);
   j.begin_object().field("op", r.expr.op).field("pattern", r.expr.pattern).field("dtype", name(c.dtype));
   if (r.expr.op == "reduce") j.field("reduction", name(r.expr.reduction));
-  if (r.expr.reduction == Reduction::var || r.expr.reduction == Reduction::std) j.field("correction", r.expr.correction);
+  if (r.expr.reduction == Reduction::var || r.expr.reduction == Reduction::std)
+    j.field("correction", r.expr.correction);
   if (r.expr.op == "map") j.field("function", r.expr.function);
   j.key("sizes").begin_object();
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);

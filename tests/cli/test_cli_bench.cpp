@@ -128,8 +128,9 @@ TEST_CASE("devices --calibrate measures the cpu into $XDG_CACHE_HOME and the tab
   INFO(r);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.err, Catch::Contains("measured the cpu: ") && Catch::Contains("cached in " + box.path("cache")));
+  const auto is_cpu = [](const nlohmann::json& d) { return d["name"] == "cpu"; };
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  const auto cpu = std::find_if(j.begin(), j.end(), [](const nlohmann::json& d) { return d["name"] == "cpu"; });
+  const auto cpu = std::find_if(j.begin(), j.end(), is_cpu);
   REQUIRE(cpu != j.end());
   CHECK_THAT((*cpu)["source"].get<std::string>(), Catch::Contains("Measured by einexpr"));
   const double f32 = (*cpu)["peak_flops"]["f32"].get<double>();
@@ -139,7 +140,7 @@ TEST_CASE("devices --calibrate measures the cpu into $XDG_CACHE_HOME and the tab
   r = box.run({"devices", "--json", "--threads", "1"}, env);
   REQUIRE(r.status == 0);
   const nlohmann::json again = nlohmann::json::parse(r.out);
-  const auto cpu2 = std::find_if(again.begin(), again.end(), [](const nlohmann::json& d) { return d["name"] == "cpu"; });
+  const auto cpu2 = std::find_if(again.begin(), again.end(), is_cpu);
   REQUIRE(cpu2 != again.end());
   CHECK((*cpu2)["peak_flops"] == (*cpu)["peak_flops"]);
   CHECK((*cpu2)["bandwidth"] == (*cpu)["bandwidth"]);
@@ -147,10 +148,11 @@ TEST_CASE("devices --calibrate measures the cpu into $XDG_CACHE_HOME and the tab
 
 TEST_CASE("bench map and bench reduce var report the same fields as the other bench commands") {
   Sandbox box;
-  for (std::vector<std::string> args :
-       {std::vector<std::string>{"bench", "map", "b s h -> b s h", "gelu", "b=4", "s=8", "h=16"},
-        std::vector<std::string>{"bench", "map", "b s h, h -> b s h", "add", "b=4", "s=8", "h=16"},
-        std::vector<std::string>{"bench", "reduce", "b s h -> b h", "var", "b=4", "s=8", "h=16", "--correction", "0"}}) {
+  const std::vector<std::vector<std::string>> rows = {
+      {"bench", "map", "b s h -> b s h", "gelu", "b=4", "s=8", "h=16"},
+      {"bench", "map", "b s h, h -> b s h", "add", "b=4", "s=8", "h=16"},
+      {"bench", "reduce", "b s h -> b h", "var", "b=4", "s=8", "h=16", "--correction", "0"}};
+  for (std::vector<std::string> args : rows) {
     CAPTURE(args);
     args.insert(args.end(), {"--json", "--repeats", "1", "--warmup", "0", "--min-time", "0"});
     const test::CliResult r = box.run(args);

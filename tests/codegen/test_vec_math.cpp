@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cpu_reference.hpp"
-#include "lower/cpu/vec_math.hpp"
+#include "lower/cpu/vec_math_ops.hpp"
 #include "plan_builder.hpp"
 #include "unary_reference.hpp"
 
@@ -88,34 +88,11 @@ std::vector<T> whole_range(std::size_t random_bits, std::uint64_t seed) {
   return v;
 }
 
-template <class T>
-vec::Kernel<T> kernel_of(const vec::Kernels<T>& k, UnaryOp op) {
-  switch (op) {
-    case UnaryOp::relu: return k.relu;
-    case UnaryOp::gelu: return k.gelu;
-    case UnaryOp::exp: return k.exp;
-    case UnaryOp::log: return k.log;
-    case UnaryOp::square: return k.square;
-    case UnaryOp::sqrt: return k.sqrt;
-    case UnaryOp::rsqrt: return k.rsqrt;
-    case UnaryOp::neg: return k.neg;
-    case UnaryOp::abs: return k.abs;
-    case UnaryOp::sigmoid: return k.sigmoid;
-    case UnaryOp::tanh: return k.tanh;
-    case UnaryOp::silu: return k.silu;
-    case UnaryOp::reciprocal: return k.reciprocal;
-    case UnaryOp::gelu_erf: return k.gelu_erf;
-    case UnaryOp::erf: return k.erf;
-    case UnaryOp::softplus: return k.softplus;
-  }
-  return nullptr;
-}
-
 /// Runs `op` from `table` over the inputs (in place, and streamed into a buffer one
 /// element off its alignment) and checks every result against its bound.
 template <class T, class R>
 void check_table(const vec::Kernels<T>& kernels, UnaryOp op, const std::vector<T>& in) {
-  const vec::Kernel<T> f = kernel_of(kernels, op);
+  const vec::Kernel<T> f = vec::kernel_for(kernels, op);
   REQUIRE(f != nullptr);
   std::vector<T> out = in;
   f(out.data(), out.data(), static_cast<std::int64_t>(out.size()), false);

@@ -15,7 +15,7 @@
 #include "cpu_kernels.hpp"
 #include "element.hpp"
 #include "strided_loop.hpp"
-#include "vec_math.hpp"
+#include "vec_math_ops.hpp"
 
 namespace einexpr::cpu {
 
@@ -63,30 +63,6 @@ void with_integer_unary(UnaryOp op, Run&& run) {
     default: break;
   }
   throw DTypeError(std::string("the function '") + name(op) + "' is not defined on integers");
-}
-
-/// vec_math's kernel of `op` for f32 or f64.
-template <class T>
-vec::Kernel<T> vec_kernel(UnaryOp op, const vec::Kernels<T>& k) {
-  switch (op) {
-    case UnaryOp::relu: return k.relu;
-    case UnaryOp::gelu: return k.gelu;
-    case UnaryOp::exp: return k.exp;
-    case UnaryOp::log: return k.log;
-    case UnaryOp::square: return k.square;
-    case UnaryOp::sqrt: return k.sqrt;
-    case UnaryOp::rsqrt: return k.rsqrt;
-    case UnaryOp::neg: return k.neg;
-    case UnaryOp::abs: return k.abs;
-    case UnaryOp::sigmoid: return k.sigmoid;
-    case UnaryOp::tanh: return k.tanh;
-    case UnaryOp::silu: return k.silu;
-    case UnaryOp::reciprocal: return k.reciprocal;
-    case UnaryOp::gelu_erf: return k.gelu_erf;
-    case UnaryOp::erf: return k.erf;
-    case UnaryOp::softplus: return k.softplus;
-  }
-  throw InternalError("map: unknown unary function", __FILE__, __LINE__);
 }
 
 template <class C, class Run>
@@ -182,8 +158,8 @@ std::function<void(const Workspace&)> unary_run(UnaryOp op, const Operand& src, 
   if constexpr (std::is_floating_point_v<C>) {
     const vec::Table& table = vec::best_table();
     vec::Kernel<C> f = nullptr;
-    if constexpr (std::is_same_v<C, float>) f = vec_kernel(op, table.f32);
-    else f = vec_kernel(op, table.f64);
+    if constexpr (std::is_same_v<C, float>) f = vec::kernel_for(table.f32, op);
+    else f = vec::kernel_for(table.f64, op);
     const bool stream = nest.row_stride(0) == 1 &&
                         nest.numel() * static_cast<std::int64_t>(sizeof(S)) >= stream_bytes;
     return [nest, src, dst, f, stream](const Workspace& ws) {
