@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "ast_strip.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/runtime/error.hpp"
@@ -29,27 +30,6 @@ void check_error(const PatternError& e, std::string_view text) {
   const std::string what = e.what();
   FUZZ_CHECK(what.find(caret_line(text, e.position())) != std::string::npos, "no caret line in: " + what);
   FUZZ_CHECK(!e.reason().empty(), "an empty reason for \"" + fuzz::escaped(text) + "\"");
-}
-
-// ---- equality up to spans ----
-
-void strip(ast::Span& s) { s = {}; }
-void strip(ast::Atom& a) { std::visit([](auto& x) { strip(x.span); }, a); }
-void strip(ast::Term& t) {
-  std::visit([](auto& x) { strip(x.span); }, t);
-  if (auto* g = std::get_if<ast::Group>(&t))
-    for (ast::Atom& a : g->atoms) strip(a);
-}
-void strip(ast::Operand& o) {
-  strip(o.span);
-  for (ast::Term& t : o.terms) strip(t);
-}
-ast::Pattern stripped(ast::Pattern p) {
-  p.text.clear();
-  strip(p.arrow);
-  for (ast::Operand& o : p.operands) strip(o);
-  strip(p.output);
-  return p;
 }
 
 void check_spans(const ast::Pattern& p, std::string_view text) {
@@ -99,7 +79,7 @@ void fuzz_pattern(std::string_view text) {
   } catch (const PatternError& e) {
     FUZZ_CHECK(false, "to_string gave \"" + fuzz::escaped(canonical) + "\", which does not parse: " + e.what());
   }
-  FUZZ_CHECK(stripped(q) == stripped(p), "\"" + fuzz::escaped(text) + "\" and its to_string \"" +
+  FUZZ_CHECK(test::stripped(q) == test::stripped(p), "\"" + fuzz::escaped(text) + "\" and its to_string \"" +
                                              fuzz::escaped(canonical) + "\" parse differently");
   FUZZ_CHECK(ast::to_string(q) == canonical, "to_string is not idempotent on \"" + fuzz::escaped(canonical) + "\"");
   for (int i = 0; i < 5; ++i)

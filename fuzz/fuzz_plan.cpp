@@ -5,13 +5,15 @@
 //     cannot do the op or a max/min has no elements to reduce;
 //   - validate(plan) holds; the output shape is the one the pattern implies; every value's
 //     layout stays inside its buffer (an input's view inside the input's extent);
-//   - cost() and backward_cost() throw nothing but ShapeError (for counts beyond 2^128);
+//   - cost() throws nothing but ShapeError (for counts beyond 2^128); every plan but bool's
+//     has gradients that validate and cost (backward.hpp), or a ShapeError past 2^128;
 //     lower_cpu's temp_bytes are exactly elements x element size (no wrap-around);
 //   - plans of small cases run: see run_case (plan_run.cpp).
 #include <cstdint>
 #include <set>
 #include <string>
 
+#include "einexpr/codegen/backward.hpp"
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/cost.hpp"
@@ -99,13 +101,19 @@ void check_cost(const Plan& plan, const fuzz::Case& c) {
       FUZZ_CHECK(cost.flops == Count(0), "a rearrange or repeat with FLOPs: " + describe(c));
   } catch (const ShapeError&) {
   }
+  // Every plan has its gradients (derived from the plan itself), which validate and cost;
+  // only bool has none (reduce any / all among it). Counts past 2^128 are ShapeErrors.
   try {
+    for (const Gradient& g : gradients(plan)) {
+      validate(g.plan);
+      (void)einexpr::cost(g.plan);
+    }
     (void)backward_cost(plan);
   } catch (const InternalError& e) {
-    FUZZ_CHECK(false, std::string(e.what()) + " in backward_cost of " + describe(c));
+    FUZZ_CHECK(false, std::string(e.what()) + " in the gradients of " + describe(c));
   } catch (const ShapeError&) {
-  } catch (const Error&) {
-    // the gradient of this op is not supported: said, not crashed
+  } catch (const Error& e) {
+    FUZZ_CHECK(plan.dtype == DType::boolean, "no gradient (" + std::string(e.what()) + ") for " + describe(c));
   }
 }
 

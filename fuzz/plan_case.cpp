@@ -236,17 +236,20 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
 
 Shape expected_output_shape(const Case& c) { return shape_of(c.pattern.output, c, c.out_ellipsis); }
 
+OpSpec spec_of(const Case& c) {
+  OpSpec s;
+  s.op = op_of[static_cast<int>(c.kind)];
+  s.reduction = c.reduction;
+  if (c.kind == Kind::binary) s.function = c.binary;
+  if (c.kind == Kind::unary) s.function = c.unary;
+  s.copy = c.copy;
+  s.order = c.order;
+  s.lengths = c.lengths;
+  return s;
+}
+
 Plan plan_case(const Case& c) {
-  const Layout& x = c.inputs.at(0);
-  switch (c.kind) {
-    case Kind::rearrange: return plan_rearrange(c.pattern, x, c.dtype, c.lengths, c.copy);
-    case Kind::reduce: return plan_reduce(c.pattern, x, c.dtype, c.reduction, c.lengths);
-    case Kind::repeat: return plan_repeat(c.pattern, x, c.dtype, c.lengths, c.copy);
-    case Kind::einsum: return plan_einsum(c.pattern, c.inputs, c.dtype, c.lengths, c.order);
-    case Kind::binary: return plan_binary(c.pattern, c.binary, c.inputs, c.dtype, c.lengths);
-    case Kind::unary: return plan_unary(c.unary, x, c.dtype);
-  }
-  return {};
+  return plan(spec_of(c), c.kind == Kind::unary ? nullptr : &c.pattern, c.inputs, c.dtype);
 }
 
 }  // namespace fuzz

@@ -57,7 +57,9 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size);
 /// The output shape the pattern implies for a consistent case.
 einexpr::Shape expected_output_shape(const Case& c);
 
-/// Plans the case (may throw einexpr::Error).
+/// What the case asks the planner (plan()).
+einexpr::OpSpec spec_of(const Case& c);
+/// Plans the case through plan() (may throw einexpr::Error).
 einexpr::Plan plan_case(const Case& c);
 
 /// Executes a small planned case: lower_cpu + run on random data, checked against the naive

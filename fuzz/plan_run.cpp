@@ -7,12 +7,15 @@
 //   - the public op (rearrange, reduce, ... with the engine's caches) and a Compiled
 //     expression give the same bytes;
 //   - run_into a fresh tensor (contiguous or transposed) gives the same values;
-//   - with the k-th allocation failing, the run throws AllocationError and the inputs stay.
+//   - with the k-th allocation failing, the run throws AllocationError and the inputs stay;
+//   - an einsum's gradients (derived from its plan, backward.hpp) run and equal the naive
+//     f64 gradient (tests/lib/reference.cpp), diagonals, 0-d and broadcast operands included.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "einexpr/codegen/backward.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/einexpr.hpp"
 #include "fuzz_support.hpp"
@@ -133,6 +136,28 @@ void compare_with_reference(const Case& c, const Plan& plan, const std::vector<T
                              name(c.kind) + " '" + c.text + "' " + std::string(name(c.dtype)) + "\n" + to_string(plan));
 }
 
+void check_einsum_gradients(const Case& c, const Plan& plan, const std::vector<Tensor>& xs, const Tensor& out) {
+  if (c.kind != Kind::einsum || !is_floating(c.dtype) || (c.dtype != DType::f64 && c.dtype != DType::f32)) return;
+  AxisLengths all;
+  for (const std::string& n : c.names) all.emplace_back(n, c.sizes.at(n));
+  const Tensor dy = Tensor::randn(out.shape(), c.dtype, c.seed + 1u);
+  std::vector<Tensor> got;
+  try {
+    got = run_gradients(plan, xs, out, dy);
+  } catch (const Error& e) {
+    FUZZ_CHECK(false, std::string("an einsum's gradients fail to run: ") + e.what() + "\n" + to_string(plan));
+  }
+  const std::vector<reference::Result> want = reference::einsum_gradients(xs, c.text, dy.to_vector<double>(), all);
+  FUZZ_CHECK(got.size() == want.size(), "one gradient per operand");
+  const std::int64_t terms = std::max<std::int64_t>(reference_work(c), 1);
+  const double tol = reference::tolerance(c.dtype, terms) * 4;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err = reference::max_rel_error(got[i], want[i]);
+    FUZZ_CHECK(err <= tol, "wrong gradient of operand " + std::to_string(i + 1) + ": relative error " + number(err) +
+                               " for einsum '" + c.text + "' " + std::string(name(c.dtype)) + "\n" + to_string(plan));
+  }
+}
+
 /// The same case through the public op (parse and plan caches, context on errors).
 Tensor public_op(const Case& c, const std::vector<Tensor>& xs) {
   switch (c.kind) {
@@ -211,7 +236,10 @@ void run_case(const Case& c, const Plan& plan) {
   }
   check_untouched(xs, before, "the run");
   FUZZ_CHECK(out.shape() == plan.output_value().layout.shape, "the run's shape is not the plan's");
-  if (comparable(c)) compare_with_reference(c, plan, xs, out);
+  if (comparable(c)) {
+    compare_with_reference(c, plan, xs, out);
+    check_einsum_gradients(c, plan, xs, out);
+  }
   compare_with_public_op(c, xs, out);
   check_untouched(xs, before, "the public op");
   check_run_into(c, program, xs, out);

@@ -49,59 +49,36 @@ std::vector<Layout> layouts_of(const std::vector<Shape>& shapes) {
   return l;
 }
 
-Plan plan_sizes(std::string_view op_text, std::string_view pattern, const AxisLengths& sizes, DType dtype,
-                Reduction reduction, std::int64_t correction) {
-  const Op op = op_text == "einsum"      ? Op::einsum
-                : op_text == "rearrange" ? Op::rearrange
-                : op_text == "reduce"    ? Op::reduce
-                : op_text == "repeat"    ? Op::repeat
-                                         : throw Error("unknown op '" + std::string(op_text) +
-                                                       "' (expected einsum, rearrange, reduce or repeat)");
-  const ast::Pattern p = parse(pattern);
-  check(p, op);
-  const AxisLengths used = used_sizes(p, sizes);
-  ast::Pattern left = p;
-  left.output = {};
-  const std::vector<Layout> in = layouts_of(operand_shapes(left, used));
-  switch (op) {
-    case Op::einsum: return plan_einsum(p, in, dtype, used);
-    case Op::rearrange: return plan_rearrange(p, in.at(0), dtype, used);
-    case Op::reduce: return plan_reduce(p, in.at(0), dtype, reduction, used, correction);
-    default: return plan_repeat(p, in.at(0), dtype, used);
-  }
+Op parse_op(std::string_view text) {
+  for (Op op : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
+    if (text == name(op)) return op;
+  throw Error("unknown op '" + std::string(text) + "' (expected einsum, rearrange, reduce, repeat or map)");
 }
 
-/// The map's pattern, checked, and contiguous layouts of its operands' shapes.
-struct MapOperands {
-  ast::Pattern pattern;
-  AxisLengths used;
-  std::vector<Layout> layouts;
-};
-MapOperands map_operands(std::string_view text, const AxisLengths& sizes) {
-  MapOperands m{parse(text), {}, {}};
-  check(m.pattern, Op::map);
-  m.used = used_sizes(m.pattern, sizes);
-  ast::Pattern left = m.pattern;
+Plan plan_sizes(OpSpec spec, std::string_view pattern, const AxisLengths& sizes, DType dtype) {
+  const ast::Pattern p = parse(pattern);
+  check(p, spec.op);
+  spec.lengths = used_sizes(p, sizes);
+  ast::Pattern left = p;
   left.output = {};
-  m.layouts = layouts_of(operand_shapes(left, m.used));
-  return m;
+  const std::vector<Layout> in = layouts_of(operand_shapes(left, spec.lengths));
+  return plan(spec, &p, in, dtype);
 }
 
 }  // namespace
 
-Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes, DType dtype,
-                     Reduction reduction, std::int64_t correction) {
-  return with_context(op, pattern, sizes,
-                      [&] { return plan_sizes(op, pattern, sizes, dtype, reduction, correction); });
+Plan plan_from_sizes(const OpSpec& spec, std::string_view pattern, const AxisLengths& sizes, DType dtype) {
+  return with_context(spec.str(), pattern, sizes, [&] { return plan_sizes(spec, pattern, sizes, dtype); });
 }
 
-Plan plan_map_from_sizes(std::string_view pattern, std::string_view function, const AxisLengths& sizes,
-                         DType dtype) {
-  return with_context("map", pattern, sizes, [&] {
-    const MapOperands m = map_operands(pattern, sizes);
-    const auto f = parse_map_function(function, m.layouts.size());
-    if (const auto* unary = std::get_if<UnaryOp>(&f)) return plan_unary(m.pattern, *unary, m.layouts[0], dtype, m.used);
-    return plan_binary(m.pattern, std::get<BinaryOp>(f), m.layouts, dtype, m.used);
+Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes, DType dtype,
+                     Reduction reduction) {
+  return with_context(op, pattern, sizes, [&] {
+    OpSpec spec;
+    spec.op = parse_op(op);
+    if (spec.op == Op::map) throw Error("a map's cost needs its function: plan_from_sizes(OpSpec::map(f), ...)");
+    spec.reduction = reduction;
+    return plan_sizes(spec, pattern, sizes, dtype);
   });
 }
 
@@ -113,7 +90,7 @@ Cost cost_rearrange(std::string_view pattern, const AxisLengths& sizes, DType dt
 }
 Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes, DType dtype,
                  std::int64_t correction) {
-  return cost(plan_from_sizes("reduce", pattern, sizes, dtype, reduction, correction));
+  return cost(plan_from_sizes(OpSpec::reduce(reduction, {}, correction), pattern, sizes, dtype));
 }
 Cost cost_repeat(std::string_view pattern, const AxisLengths& sizes, DType dtype) {
   return cost(plan_from_sizes("repeat", pattern, sizes, dtype));
@@ -124,17 +101,11 @@ Cost cost_map(UnaryOp function, const Shape& shape, DType dtype) {
 }
 
 Cost cost_map(std::string_view pattern, UnaryOp function, const AxisLengths& sizes, DType dtype) {
-  return with_context("cost_map", pattern, sizes, [&] {
-    const MapOperands m = map_operands(pattern, sizes);
-    return cost(plan_unary(m.pattern, function, m.layouts.at(0), dtype, m.used));
-  });
+  return cost(plan_from_sizes(OpSpec::map(function), pattern, sizes, dtype));
 }
 
 Cost cost_map(std::string_view pattern, BinaryOp function, const AxisLengths& sizes, DType dtype) {
-  return with_context("cost_map", pattern, sizes, [&] {
-    const MapOperands m = map_operands(pattern, sizes);
-    return cost(plan_binary(m.pattern, function, m.layouts, dtype, m.used));
-  });
+  return cost(plan_from_sizes(OpSpec::map(function), pattern, sizes, dtype));
 }
 
 }  // namespace einexpr

@@ -33,8 +33,6 @@ void append_pod(std::string& key, const T& v) {
 }  // namespace
 
 void count_parse() { ++g_parses; }
-void count_plan() { ++g_plans; }
-void count_lowering() { ++g_lowerings; }
 
 std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text) {
   std::string key(1, static_cast<char>(op));
@@ -47,27 +45,23 @@ std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text) {
   });
 }
 
-std::string key_of(const Request& r, bool with_pattern) {
+std::string op_name(const OpSpec& spec) {
+  if (spec.op != Op::map) return name(spec.op);
+  return "map." + std::visit([](auto f) { return std::string(name(f)); }, spec.function);
+}
+
+std::string key_of(const Request& r, bool with_spec) {
   std::string key;
   key.reserve(64 + r.pattern.size() + r.inputs.size() * 64);
-  if (with_pattern) {
-    key.append(r.op_name);
-    key.push_back('\0');
+  if (with_spec) {
+    r.spec.append_key(key);
     key.append(r.pattern);
     key.push_back('\0');
   }
-  append_pod(key, r.extra);
-  append_pod(key, r.param);
   append_pod(key, r.inputs.empty() ? DType::f32 : r.inputs[0].dtype());
   const Device dev = r.inputs.empty() ? Device::cpu() : r.inputs[0].device();
   append_pod(key, dev.kind);
   append_pod(key, dev.index);
-  if (r.lengths != nullptr)
-    for (const auto& [name, len] : *r.lengths) {
-      key.append(name);
-      key.push_back('=');
-      append_pod(key, len);
-    }
   key.push_back('|');
   for (const Tensor& t : r.inputs) {
     append_pod(key, static_cast<std::int32_t>(t.dim()));
@@ -77,19 +71,22 @@ std::string key_of(const Request& r, bool with_pattern) {
   return key;
 }
 
-std::shared_ptr<const Entry> entry(const Request& r, const Planner& planner) {
+Entry make_entry(const OpSpec& spec, const ast::Pattern* p, std::span<const Tensor> inputs) {
+  std::vector<Layout> layouts;
+  for (const Tensor& t : inputs) layouts.push_back(Layout{t.shape(), t.strides(), 0});
+  const DType dtype = inputs.empty() ? DType::f32 : inputs[0].dtype();
+  Plan planned = plan(spec, p, layouts, dtype);
+  ++g_plans;
+  Program program = lower(planned, inputs.empty() ? Device::cpu() : inputs[0].device());
+  ++g_lowerings;
+  return Entry{std::move(planned), std::move(program)};
+}
+
+std::shared_ptr<const Entry> entry(const Request& r) {
   const std::string key = key_of(r, true);
   return program_cache().get_or_create(key, [&] {
-    const std::shared_ptr<const ast::Pattern> p =
-        r.pattern.empty() && r.op == Op::map ? nullptr : pattern(r.op, r.pattern);
-    std::vector<Layout> layouts;
-    for (const Tensor& t : r.inputs) layouts.push_back(Layout{t.shape(), t.strides(), 0});
-    const DType dtype = r.inputs.empty() ? DType::f32 : r.inputs[0].dtype();
-    Plan plan = planner(p.get(), layouts, dtype);
-    count_plan();
-    Program program = lower(plan, r.inputs.empty() ? Device::cpu() : r.inputs[0].device());
-    count_lowering();
-    return Entry{std::move(plan), std::move(program)};
+    const std::shared_ptr<const ast::Pattern> p = r.pattern.empty() && r.spec.op == Op::map ? nullptr : pattern(r.spec.op, r.pattern);
+    return make_entry(r.spec, p.get(), r.inputs);
   });
 }
 

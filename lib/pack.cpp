@@ -151,7 +151,7 @@ AxisLengths parse_shape(const Tensor& x, std::string_view pattern) {
     }
     if (p.operands.size() != 1)
       throw PatternError("parse_shape takes one operand: ',' separates the inputs of einsum", text,
-                         p.operands[1].span.begin);
+                         std::min(p.operands[1].span.begin, text.size()));
     const ast::Operand& terms = p.operands.at(0);
     std::size_t fixed = 0;
     bool ellipsis = false;

@@ -4,7 +4,8 @@
 // EBNF (ws = { " " | "\t" | "\r" | "\n" }; whitespace is free between tokens):
 //
 //   pattern   = ws inputs "->" ws output EOF
-//   inputs    = operand { "," ws operand }      an operand next to a "," is never empty
+//   inputs    = operand { "," ws operand }      an empty operand is a 0-d tensor (numpy's
+//                                               "i, -> i"); the checks say which ops take it
 //   output    = operand                         may be empty: a scalar
 //   operand   = { term ws }
 //   term      = ellipsis | group | number | name
@@ -64,8 +65,6 @@ struct lone_dash : pegtl::seq<pegtl::one<'-'>, pegtl::not_at<pegtl::one<'>'>>> {
 struct non_ascii : pegtl::seq<pegtl::not_at<pegtl::print>, pegtl::any> {};  // control or >= 0x80
 struct unexpected_char  // any other character, such as "#"
     : pegtl::seq<pegtl::not_at<pegtl::one<',', '-', ')'>>, pegtl::any> {};
-struct leading_comma : pegtl::one<','> {};  // "," before the first operand
-struct missing_operand : pegtl::sor<comma, arrow, pegtl::eof> {};  // nothing after a ","
 struct second_arrow : pegtl::string<'-', '>'> {};                 // "->" in the output
 struct output_comma : pegtl::one<','> {};                         // "," in the output
 
@@ -84,10 +83,10 @@ struct term  // one axis of an operand
 // ---- operands and the pattern ----------------------------------------------------------
 struct operand : pegtl::star<term, ws> {};  // one input: its terms, maybe none
 struct output : pegtl::star<term, ws> {};   // right of "->": its terms, maybe none
-struct next_operand  // ", operand": never empty
-    : pegtl::seq<comma, ws, pegtl::opt<reject<missing_operand>>, operand> {};
+struct next_operand  // ", operand" (maybe empty: a 0-d operand)
+    : pegtl::seq<comma, ws, operand> {};
 struct inputs  // left of "->"
-    : pegtl::seq<pegtl::opt<reject<leading_comma>>, operand, pegtl::star<next_operand>> {};
+    : pegtl::seq<operand, pegtl::star<next_operand>> {};
 struct output_end  // after the output: only the end
     : pegtl::sor<reject<second_arrow>, reject<output_comma>, pegtl::eof> {};
 struct pattern  // the whole pattern

@@ -25,10 +25,6 @@ template <> inline constexpr const char* error_message<output_comma> =
     "',' in the output: the right side of '->' is a single operand";
 template <> inline constexpr const char* error_message<output_end> =
     "unexpected text after the output";
-template <> inline constexpr const char* error_message<leading_comma> =
-    "empty operand: ',' must separate two operands";
-template <> inline constexpr const char* error_message<missing_operand> =
-    "empty operand: ',' must separate two operands";
 // ---- parentheses ----
 template <> inline constexpr const char* error_message<unclosed_paren> =
     "unbalanced parenthesis: '(' is never closed";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan + coverage, in build-fuzz/) and runs
 # each for SECONDS (default 60), one after another, from its seed corpus in fuzz/corpus/<t>.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: npy, parse, plan (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: model, npy, parse, plan (default: all)
 # Environment: EINEXPR_FUZZ_JOBS=N runs N fuzzing processes per target (libFuzzer -fork);
 # EINEXPR_FUZZ_BUILD_DIR picks the build directory. New inputs go to
 # build-fuzz/fuzz/work/<t>/corpus, crashes to build-fuzz/fuzz/work/<t>/crashes/; each run
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(npy parse plan)
+[ ${#targets[@]} -eq 0 ] && targets=(model npy parse plan)
 build="${EINEXPR_FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${EINEXPR_FUZZ_JOBS:-1}"
 
@@ -29,6 +29,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/corpus" "$work/crashes"
   dict=fuzz/patterns.dict
   [ "$t" = npy ] && dict=fuzz/npy.dict
+  [ "$t" = model ] && dict=fuzz/model.dict
   log="$work/last-run.log"
   echo "== fuzz_$t for ${seconds}s (log: $log)"
   fork=()

@@ -9,6 +9,8 @@
 //                             1 per output element: outputs
 //   a reduction               one operation per element folded in: n_in - n_out
 //                             (+ n_out for mean: the division)
+//   var, logsumexp            4 per input element: 4 · n_in (std: + n_out square roots)
+//   an exp, log, tanh, erf, sqrt  1 (elementwise_flops.cpp)
 //   views, copies             0
 //
 // A pairwise contraction of x and y in an einsum (plan/plan_einsum.cpp) first sums the axes
@@ -28,6 +30,16 @@ constexpr N contraction_flops(N outputs, N k, bool sums) {
 template <class N>
 constexpr N fold_flops(N n_in, N n_out) {
   return n_out < n_in ? n_in - n_out : N(0);
+}
+
+/// var, std and logsumexp folding n_in elements into n_out. var: the mean (n_in - n_out adds,
+/// n_out divides), each deviation subtracted, squared and added (3·n_in - n_out), the
+/// division by n - correction (n_out): 4·n_in; std: + n_out square roots. logsumexp: the
+/// max (n_in - n_out compares), each x - m and its exp (2·n_in, an exp counting 1), the sum
+/// (n_in - n_out), log and + m (2·n_out): 4·n_in.
+template <class N>
+constexpr N statistic_flops(N n_in, N n_out, bool square_root) {
+  return N(4) * n_in + (square_root ? n_out : N(0));
 }
 
 /// One pairwise step of an einsum: `x_all`, `y_all` the sizes (products of axis lengths)

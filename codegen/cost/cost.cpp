@@ -5,10 +5,14 @@
 //   view      0 FLOPs, 0 bytes
 //   copy      0 FLOPs; reads the distinct source elements (a stride-0 dim reads once),
 //             writes the destination
-//   contract  2·|B|·m·n·k FLOPs (exact: |B|·m·n·(2k-1), 0 when k = 0); reads a and b
-//             once (distinct elements), writes dst
-//   reduce    n_in - n_out FLOPs (+ n_out for mean); reads src, writes dst
+//   contract  2·|B|·m·n·k FLOPs when it sums, |B|·m·n when it only multiplies (outer,
+//             Hadamard; cost/convention.hpp, as the order search counts); exact:
+//             |B|·m·n·(2k-1), 0 when k = 0; MACs |B|·m·n·k; reads a and b once (distinct
+//             elements), writes dst
+//   reduce    n_in - n_out FLOPs (+ n_out for mean; var, std, logsumexp: statistic_flops);
+//             reads src, writes dst
 //   map       flops_per_element(f) · n_out; reads each src (distinct), writes dst
+//   embed     0 FLOPs; reads src, writes dst (zeros) and src's elements into it
 // Whole plan: ideal bytes read = every input once (distinct elements); ideal bytes
 // written = the output once, 0 when the output is a view of an input; planned bytes =
 // the sum over steps; peak_extra_bytes = the most temporary bytes alive at once.
@@ -16,9 +20,9 @@
 #include <set>
 #include <variant>
 
+#include "cost/convention.hpp"
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "plan/plan_axes.hpp"
 
 namespace einexpr {
 
@@ -42,25 +46,41 @@ Count elements(const Value& v, std::size_t begin, std::size_t end, bool distinct
 Count numel(const Value& v) { return elements(v, 0, v.layout.shape.size(), false); }
 Count distinct(const Value& v) { return elements(v, 0, v.layout.shape.size(), true); }
 
-/// The axis-name factors of the dims [begin, end) of v (numbers where a dim has no names).
-std::vector<std::string> factors(const Value& v, std::size_t begin, std::size_t end, bool distinct) {
+/// A formula factor for an axis: its name, or its length for an anonymous axis (a number
+/// folds into the coefficient).
+std::string factor(const AxisTable& table, AxisId id) {
+  const Axis& a = table[id];
+  return a.kind == AxisKind::anonymous ? std::to_string(a.length) : a.name;
+}
+
+/// The factors of the dims [begin, end) of v: each dim's axes, or its length where the
+/// axes do not say it (a broadcast dim of length 1, a dim without names).
+std::vector<std::string> factors(const Plan& plan, const Value& v, std::size_t begin, std::size_t end,
+                                 bool distinct) {
   std::vector<std::string> out;
-  const bool named = v.axes.size() == v.layout.shape.size();
+  const bool named = v.dims.size() == v.layout.shape.size();
   for (std::size_t d = begin; d < end; ++d) {
     if (distinct && v.layout.strides[d] == 0) continue;
-    if (named)
-      out.insert(out.end(), v.axes[d].begin(), v.axes[d].end());
-    else
-      out.push_back(std::to_string(v.layout.shape[d]));
+    const std::int64_t len = v.layout.shape[d];
+    if (named && (v.dims[d].empty() ? len == 1 : plan.axes.product(v.dims[d]) == len)) {
+      for (AxisId id : v.dims[d]) out.push_back(factor(plan.axes, id));
+    } else {
+      out.push_back(std::to_string(len));
+    }
   }
   return out;
 }
-Formula numel_formula(const Value& v) { return Formula::product(1, factors(v, 0, v.layout.shape.size(), false)); }
-Formula distinct_formula(const Value& v) { return Formula::product(1, factors(v, 0, v.layout.shape.size(), true)); }
 
 struct StepCoster {
   const Plan& plan;
   Count es;  // element size
+
+  Formula numel_formula(const Value& v) const {
+    return Formula::product(1, factors(plan, v, 0, v.layout.shape.size(), false));
+  }
+  Formula distinct_formula(const Value& v) const {
+    return Formula::product(1, factors(plan, v, 0, v.layout.shape.size(), true));
+  }
 
   // Reads `srcs` (distinct elements) and writes `dst` into a new temporary.
   void move(StepCost& c, const std::vector<int>& srcs, int dst) const {
@@ -95,15 +115,16 @@ struct StepCoster {
                    "cost: a contraction's operands are not [batch.., m, k] x [batch.., k, n]");
     const Count outputs = numel(dst);                   // |B|·m·n
     const Count k = elements(a, nb + 1, nb + 2, false);
-    // No contracted axis (an outer or Hadamard product): one multiply per output, no add,
-    // as numpy.einsum_path counts it; else 2 per multiply-add.
-    const bool summed = !a.axes[nb + 1].empty();
-    c.flops = summed ? Count(2) * outputs * k : outputs * k;
+    // No summed axis (an outer or Hadamard product): one multiply per output, no add, as
+    // numpy.einsum_path counts it; else 2 per multiply-add (cost/convention.hpp).
+    const bool sums = !s.summed.empty();
+    c.flops = convention::contraction_flops(outputs, k, sums);
     c.flops_exact = k == Count(0) ? Count(0) : outputs * (Count(2) * k - Count(1));
-    std::vector<std::string> f = factors(dst, 0, nb + 2, false);
-    const std::vector<std::string> fk = factors(a, nb + 1, nb + 2, false);
+    c.macs = outputs * k;
+    std::vector<std::string> f = factors(plan, dst, 0, nb + 2, false);
+    const std::vector<std::string> fk = factors(plan, a, nb + 1, nb + 2, false);
     f.insert(f.end(), fk.begin(), fk.end());
-    c.flops_formula = Formula::product(summed ? 2 : 1, std::move(f));
+    c.flops_formula = Formula::product(sums ? 2 : 1, std::move(f));
     move(c, {s.a, s.b}, s.dst);
     return c;
   }
@@ -112,32 +133,33 @@ struct StepCoster {
     const Value& src = value_of(plan, s.src);
     const Value& dst = value_of(plan, s.dst);
     const Count n_in = numel(src), n_out = numel(dst);
-    c.flops = n_in >= n_out ? n_in - n_out : Count(0);  // sum over an empty axis folds nothing
+    c.flops = convention::fold_flops(n_in, n_out);  // sum over an empty axis folds nothing
     c.flops_formula = numel_formula(src) - numel_formula(dst);
     if (s.op == Reduction::mean) {
       c.flops += n_out;
       c.flops_formula = c.flops_formula + numel_formula(dst);
     }
-    // var: the mean (n_in - n_out adds, n_out divides), then each deviation subtracted,
-    // squared and added (n_in + n_in + n_in - n_out), and n_out divides by n - correction:
-    // 4·n_in. std: + n_out square roots. logsumexp: the max (n_in - n_out compares), each
-    // x - m and its exp (2·n_in; an exp counts 1, as in elementwise_flops.cpp), the sum
-    // (n_in - n_out), log and + m (2·n_out): 4·n_in.
     if (s.op == Reduction::var || s.op == Reduction::std || s.op == Reduction::logsumexp) {
-      c.flops = Count(4) * n_in;
+      const bool root = s.op == Reduction::std;
+      c.flops = convention::statistic_flops(n_in, n_out, root);
       c.flops_formula = numel_formula(src) * Count(4);
-      if (s.op == Reduction::std) {
-        c.flops += n_out;
-        c.flops_formula = c.flops_formula + numel_formula(dst);
-      }
+      if (root) c.flops_formula = c.flops_formula + numel_formula(dst);
     }
     c.flops_exact = c.flops;
     move(c, {s.src}, s.dst);
     return c;
   }
+  StepCost operator()(const EmbedStep& s, StepCost c) const {
+    c.kind = "embed";
+    move(c, {s.src}, s.dst);  // reads src, writes every element of dst (the zeros)...
+    const Value& src = value_of(plan, s.src);
+    c.bytes_written += numel(src) * es;  // ...and src's elements again, onto the diagonal
+    c.bytes_formula = c.bytes_formula + numel_formula(src) * es;
+    return c;
+  }
   StepCost operator()(const MapStep& s, StepCost c) const {
     c.kind = "map";
-    const Count per = std::visit([](auto op) { return flops_per_element(op); }, s.op);
+    const Count per = std::visit([](const auto& op) { return flops_per_element(op); }, s.op);
     const Value& dst = value_of(plan, s.dst);
     c.flops = c.flops_exact = per * numel(dst);
     c.flops_formula = numel_formula(dst) * per;
@@ -145,24 +167,6 @@ struct StepCoster {
     return c;
   }
 };
-
-int dst_of(const Step& step) {
-  return std::visit([](const auto& s) { return s.dst; }, step);
-}
-
-std::vector<int> srcs_of(const Step& step) {
-  return std::visit(
-      [](const auto& s) -> std::vector<int> {
-        using S = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<S, ContractStep>)
-          return {s.a, s.b};
-        else if constexpr (std::is_same_v<S, MapStep>)
-          return s.srcs;
-        else
-          return {s.src};
-      },
-      step);
-}
 
 /// The most temporary bytes alive at once: a temporary lives from the step that makes
 /// it to the last step that reads it (or a view of it); the output's lives to the end.
@@ -172,10 +176,10 @@ Count peak_extra_bytes(const Plan& plan, Count es) {
   auto buffer_of = [&](int v) { return static_cast<std::size_t>(value_of(plan, v).buffer); };
   for (std::size_t i = 0; i < nsteps; ++i) {
     const auto t = static_cast<long>(i);
-    const std::size_t b = buffer_of(dst_of(plan.steps[i]));
+    const std::size_t b = buffer_of(destination(plan.steps[i]));
     if (made[b] < 0) made[b] = t;
     last[b] = std::max(last[b], t);
-    for (int v : srcs_of(plan.steps[i])) last[buffer_of(v)] = std::max(last[buffer_of(v)], t);
+    for (int v : sources(plan.steps[i])) last[buffer_of(v)] = std::max(last[buffer_of(v)], t);
   }
   last[buffer_of(plan.output)] = static_cast<long>(nsteps);
   Count peak;
@@ -189,30 +193,83 @@ Count peak_extra_bytes(const Plan& plan, Count es) {
   return peak;
 }
 
-/// numpy's naive einsum (einsum_path's "naive FLOP count"): one loop nest over every
-/// distinct axis doing n-1 multiplies per iteration for n operands, plus one add when some
-/// axis is summed. Other plans: their own FLOPs.
+Count size_of(const AxisTable& axes, const std::vector<AxisId>& ids) {
+  Count n(1);
+  for (AxisId id : ids) n *= Count::from_int64(axes.length(id));
+  return n;
+}
+
+std::vector<AxisId> unite(std::vector<AxisId> a, const std::vector<AxisId>& b) {
+  for (AxisId id : b)
+    if (std::find(a.begin(), a.end(), id) == a.end()) a.push_back(id);
+  return a;
+}
+
+/// numpy.einsum_path's "naive FLOP count": one loop nest over every distinct axis doing
+/// max(1, n - 1) operations per iteration for n operands, plus one when some axis is in more
+/// than one operand (numpy's `inner_product`). Plans other than einsum: their own FLOPs.
 Count naive_flops(const Plan& plan, Count flops) {
-  if (plan.op != "einsum" || plan.num_inputs < 2) return flops;
-  const auto lengths = detail::known_axis_lengths(plan);
-  std::set<std::string> out;
-  for (const AxisName& axis : plan.output_value().axes) out.insert(axis.begin(), axis.end());
-  Count product(1);
-  bool summed = false;
-  for (const std::string& name : detail::input_axis_names(plan)) {
-    auto it = lengths.find(name);
-    if (it == lengths.end()) return flops;  // a length the plan does not determine
-    product *= Count::from_int64(it->second);
-    summed = summed || out.count(name) == 0;
+  if (plan.op != Op::einsum) return flops;
+  std::vector<std::vector<AxisId>> operands;
+  if (plan.contraction) {
+    operands = plan.contraction->operands;
+  } else {
+    operands.emplace_back();
+    for (const DimAxes& dim : plan.value(0).dims) operands[0] = unite(std::move(operands[0]), dim);
   }
-  return product * Count(static_cast<std::uint64_t>(plan.num_inputs - 1 + (summed ? 1 : 0)));
+  std::vector<AxisId> all;
+  std::size_t total = 0;
+  for (const auto& o : operands) {
+    all = unite(std::move(all), o);
+    total += o.size();
+  }
+  const bool inner = total > all.size();
+  const auto n = static_cast<std::uint64_t>(operands.size());
+  return size_of(plan.axes, all) * Count(std::max<std::uint64_t>(1, n - 1) + (inner ? 1 : 0));
+}
+
+/// numpy.einsum_path's (and opt_einsum's) count of einexpr's own path: each pairwise step
+/// costs the product of the lengths of every axis either operand holds, times 2 when the
+/// step sums an axis (opt_einsum's flop_count: max(1, terms - 1) + inner); a one-operand
+/// einsum the same over its axes. Unlike einexpr, numpy does not sum an axis private to one
+/// operand first. numpy prints this sum plus 1 as its "Optimized FLOP count".
+Count numpy_flops(const Plan& plan, const std::vector<AxisId>& one_operand_output) {
+  if (plan.op != Op::einsum) return Count(0);
+  auto step = [&](const std::vector<AxisId>& contracted, const std::vector<AxisId>& kept) {
+    bool inner = false;
+    for (AxisId id : contracted) inner = inner || std::find(kept.begin(), kept.end(), id) == kept.end();
+    return size_of(plan.axes, contracted) * Count(inner ? 2 : 1);
+  };
+  if (!plan.contraction) {  // one operand
+    std::vector<AxisId> in;
+    for (const DimAxes& dim : plan.value(0).dims) in = unite(std::move(in), dim);
+    return step(in, one_operand_output);
+  }
+  const ContractionInfo& info = *plan.contraction;
+  std::vector<std::vector<AxisId>> nodes = info.operands;
+  std::vector<bool> alive(nodes.size(), true);
+  Count total;
+  for (const auto& [x, y] : info.path) {
+    alive[static_cast<std::size_t>(x)] = alive[static_cast<std::size_t>(y)] = false;
+    std::vector<AxisId> keep = info.output;
+    for (std::size_t j = 0; j < nodes.size(); ++j)
+      if (alive[j]) keep = unite(std::move(keep), nodes[j]);
+    const std::vector<AxisId> contracted = unite(nodes[static_cast<std::size_t>(x)], nodes[static_cast<std::size_t>(y)]);
+    std::vector<AxisId> result;
+    for (AxisId id : contracted)
+      if (std::find(keep.begin(), keep.end(), id) != keep.end()) result.push_back(id);
+    total += step(contracted, keep);
+    nodes.push_back(std::move(result));
+    alive.push_back(true);
+  }
+  return total;
 }
 
 }  // namespace
 
 Cost cost(const Plan& plan) {
   Cost c;
-  c.op = plan.op;
+  c.op = name(plan.op);
   c.pattern = plan.pattern;
   c.dtype = plan.dtype;
   const Count es(element_size(plan.dtype));
@@ -223,6 +280,7 @@ Cost cost(const Plan& plan) {
     StepCost s = std::visit([&](const auto& st) { return coster(st, std::move(base)); }, step);
     c.flops += s.flops;
     c.flops_exact += s.flops_exact;
+    c.macs += s.macs;
     c.flops_formula = c.flops_formula + s.flops_formula;
     c.bytes_planned += s.bytes_read + s.bytes_written;
     c.steps.push_back(std::move(s));
@@ -230,15 +288,18 @@ Cost cost(const Plan& plan) {
   Formula ideal;
   for (int i = 0; i < plan.num_inputs; ++i) {
     c.bytes_read += distinct(value_of(plan, i)) * es;
-    ideal = ideal + distinct_formula(value_of(plan, i));
+    ideal = ideal + coster.distinct_formula(value_of(plan, i));
   }
   if (!plan.output_is_view()) {
     c.bytes_written = numel(plan.output_value()) * es;
-    ideal = ideal + numel_formula(plan.output_value());
+    ideal = ideal + coster.numel_formula(plan.output_value());
   }
   c.bytes_formula = ideal * es;
   c.peak_extra_bytes = peak_extra_bytes(plan, es);
   c.naive_flops = naive_flops(plan, c.flops);
+  std::vector<AxisId> out_axes;
+  for (const DimAxes& dim : plan.output_value().dims) out_axes = unite(std::move(out_axes), dim);
+  c.flops_numpy = plan.op == Op::einsum ? numpy_flops(plan, out_axes) : c.flops;
   return c;
 }
 

@@ -45,6 +45,21 @@ Count flops_per_element(UnaryOp op) noexcept {
 
 Count flops_per_element(BinaryOp) noexcept { return 1; }  // one +, -, ·, /, max or min
 
+// A backward pass's elementwise derivative, the multiply by dY included.
+Count flops_per_element(const GradOp& op) noexcept {
+  switch (op.kind) {
+    case GradOp::Kind::scale: return 1;                                   // dY · c
+    case GradOp::Kind::unary: return detail::unary_gradient_rule(op.fn).flops;  // the table below
+    case GradOp::Kind::select_equal: return 2;                            // compare, select
+    case GradOp::Kind::prod: return 2;                                    // dY · Y / X
+    case GradOp::Kind::div_rhs: return 3;                                 // -dY · Y / B
+    case GradOp::Kind::select: return 2;  // compare, select (a tie's halving is a second select)
+    case GradOp::Kind::centered: return 3;                                // dY · c · (X - M)
+    case GradOp::Kind::softmax: return 3;                                 // dY · exp(X - Y)
+  }
+  return 1;
+}
+
 namespace detail {
 
 UnaryGradientRule unary_gradient_rule(UnaryOp op) noexcept {

@@ -1,33 +1,21 @@
-// Contraction order: the FLOPs of contracting two operand sets are 2·(product of the lengths
-// of every atom either holds), as opt_einsum counts them; a result keeps only the atoms the
-// output or a remaining operand still needs.
+// Contraction order: a pairwise step costs what cost/convention.hpp says (private axes summed
+// first, then 2 per multiply-add, or 1 per output element where nothing is summed), the
+// same count cost() charges the planned steps; a result keeps only the atoms the output or
+// a remaining operand still needs.
 #include <algorithm>
 #include <limits>
 #include <functional>
 #include <set>
 
 #include "einexpr/runtime/error.hpp"
+#include "cost/convention.hpp"
 #include "order/order.hpp"
 
 namespace einexpr::detail {
 
 namespace {
 
-using AtomSet = std::set<std::string>;
-
-struct Problem {
-  std::vector<AtomSet> operands;
-  AtomSet output;
-  const std::map<std::string, std::int64_t, std::less<>>& lengths;
-
-  long double flops(const AtomSet& a, const AtomSet& b) const {
-    long double p = 2;
-    AtomSet u = a;
-    u.insert(b.begin(), b.end());
-    for (const std::string& n : u) p *= static_cast<long double>(lengths.at(n));
-    return p;
-  }
-};
+using AtomSet = std::set<AxisId>;
 
 AtomSet unite(const AtomSet& a, const AtomSet& b) {
   AtomSet u = a;
@@ -35,10 +23,35 @@ AtomSet unite(const AtomSet& a, const AtomSet& b) {
   return u;
 }
 
+struct Problem {
+  std::vector<AtomSet> operands;
+  AtomSet output;
+  const AxisTable& axes;
+
+  long double size(const AtomSet& s) const {
+    long double p = 1;
+    for (AxisId n : s) p *= static_cast<long double>(axes.length(n));
+    return p;
+  }
+  /// The FLOPs of contracting a and b when `keep` holds what the result must keep.
+  long double flops(const AtomSet& a, const AtomSet& b, const AtomSet& keep) const {
+    auto kept = [&](const AtomSet& x, const AtomSet& other) {
+      AtomSet k;
+      for (AxisId n : x)
+        if (other.count(n) || keep.count(n)) k.insert(n);
+      return k;
+    };
+    const AtomSet ak = kept(a, b), bk = kept(b, a), u = unite(ak, bk);
+    bool sums = false;
+    for (AxisId n : u) sums = sums || !keep.count(n);
+    return convention::pairwise_flops<long double>(size(a), size(ak), size(b), size(bk), size(u), sums);
+  }
+};
+
 /// The atoms a contraction of `a` and `b` keeps: those `keep` (output + others) holds.
 AtomSet kept(const AtomSet& a, const AtomSet& b, const AtomSet& keep) {
   AtomSet out;
-  for (const std::string& n : unite(a, b))
+  for (AxisId n : unite(a, b))
     if (keep.count(n)) out.insert(n);
   return out;
 }
@@ -55,7 +68,7 @@ Node contract(const Problem& pb, std::vector<Node>& nodes, std::vector<bool>& al
   for (std::size_t i = 0; i < nodes.size(); ++i)
     if (alive[i] && static_cast<int>(i) != x && static_cast<int>(i) != y)
       keep.insert(nodes[i].atoms.begin(), nodes[i].atoms.end());
-  path.flops += pb.flops(nodes[static_cast<std::size_t>(x)].atoms, nodes[static_cast<std::size_t>(y)].atoms);
+  path.flops += pb.flops(nodes[static_cast<std::size_t>(x)].atoms, nodes[static_cast<std::size_t>(y)].atoms, keep);
   path.steps.emplace_back(x, y);
   alive[static_cast<std::size_t>(x)] = alive[static_cast<std::size_t>(y)] = false;
   return Node{kept(nodes[static_cast<std::size_t>(x)].atoms, nodes[static_cast<std::size_t>(y)].atoms, keep),
@@ -77,7 +90,10 @@ ContractionPath run_greedy(const Problem& pb, bool naive) {
       for (std::size_t i = 0; i < nodes.size(); ++i)
         for (std::size_t j = i + 1; j < nodes.size(); ++j) {
           if (!alive[i] || !alive[j]) continue;
-          const long double f = pb.flops(nodes[i].atoms, nodes[j].atoms);
+          AtomSet keep = pb.output;
+          for (std::size_t o = 0; o < nodes.size(); ++o)
+            if (alive[o] && o != i && o != j) keep.insert(nodes[o].atoms.begin(), nodes[o].atoms.end());
+          const long double f = pb.flops(nodes[i].atoms, nodes[j].atoms, keep);
           if (f < best) {
             best = f;
             bx = static_cast<int>(i);
@@ -101,7 +117,7 @@ ContractionPath run_optimal(const Problem& pb) {
       if (s & (1u << i)) all[s].insert(pb.operands[static_cast<std::size_t>(i)].begin(), pb.operands[static_cast<std::size_t>(i)].end());
   for (unsigned s = 1; s <= full; ++s) {
     AtomSet keep = unite(pb.output, all[full & ~s]);
-    for (const std::string& a : all[s])
+    for (AxisId a : all[s])
       if (keep.count(a)) result[s].insert(a);
   }
   std::vector<long double> cost(full + 1, 0);
@@ -112,7 +128,7 @@ ContractionPath run_optimal(const Problem& pb) {
     const unsigned low = s & (~s + 1);
     for (unsigned t = (s - 1) & s; t > 0; t = (t - 1) & s) {
       if (!(t & low)) continue;  // each split once
-      const long double c = cost[t] + cost[s ^ t] + pb.flops(result[t], result[s ^ t]);
+      const long double c = cost[t] + cost[s ^ t] + pb.flops(result[t], result[s ^ t], result[s]);
       if (c < cost[s]) {
         cost[s] = c;
         split[s] = t;
@@ -137,26 +153,21 @@ ContractionPath run_optimal(const Problem& pb) {
   return path;
 }
 
-/// Two operands have one path: no sets, no search (an einsum's first call is timed). Each
+/// Two operands have one path, costed without a search. Each
 /// operand's atoms are distinct (resolve takes diagonals).
-ContractionPath pair_path(const std::vector<std::string>& a, const std::vector<std::string>& b,
-                          const std::map<std::string, std::int64_t, std::less<>>& lengths) {
-  long double flops = 2;
-  for (const std::string& n : a) flops *= static_cast<long double>(lengths.at(n));
-  for (const std::string& n : b)
-    if (std::find(a.begin(), a.end(), n) == a.end()) flops *= static_cast<long double>(lengths.at(n));
-  return ContractionPath{{{0, 1}}, flops, "(1 2)"};
+ContractionPath pair_path(const Problem& pb) {
+  return ContractionPath{{{0, 1}}, pb.flops(pb.operands[0], pb.operands[1], pb.output), "(1 2)"};
 }
 
 }  // namespace
 
-ContractionPath find_path(const std::vector<std::vector<std::string>>& operands, const std::vector<std::string>& output,
-                          const std::map<std::string, std::int64_t, std::less<>>& lengths, ContractionOrder order) {
+ContractionPath find_path(const std::vector<std::vector<AxisId>>& operands, const std::vector<AxisId>& output,
+                          const AxisTable& axes, ContractionOrder order) {
   EINEXPR_ASSERT(!operands.empty(), "find_path: no operands");
   if (operands.size() == 1) return ContractionPath{{}, 0, "1"};
-  if (operands.size() == 2) return pair_path(operands[0], operands[1], lengths);
-  Problem pb{{}, AtomSet(output.begin(), output.end()), lengths};
+  Problem pb{{}, AtomSet(output.begin(), output.end()), axes};
   for (const auto& o : operands) pb.operands.emplace_back(o.begin(), o.end());
+  if (operands.size() == 2) return pair_path(pb);
   if (order == ContractionOrder::optimal && operands.size() <= 8) return run_optimal(pb);
   return run_greedy(pb, order == ContractionOrder::naive);
 }

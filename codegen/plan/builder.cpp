@@ -9,10 +9,16 @@
 
 namespace einexpr::detail {
 
-int AtomView::index_of(std::string_view name) const noexcept {
+int AtomView::index_of(AxisId id) const noexcept {
   for (std::size_t i = 0; i < dims.size(); ++i)
-    if (dims[i].name == name) return static_cast<int>(i);
+    if (dims[i].id == id) return static_cast<int>(i);
   return -1;
+}
+
+const AtomDim& AtomView::at(AxisId id) const {
+  const int i = index_of(id);
+  EINEXPR_ASSERT(i >= 0, "atom view: axis " + std::to_string(id) + " is missing");
+  return dims[static_cast<std::size_t>(i)];
 }
 
 Shape AtomView::shape() const {
@@ -27,80 +33,112 @@ Strides AtomView::strides() const {
   return s;
 }
 
-std::vector<AxisName> AtomView::axes() const {
-  std::vector<AxisName> a;
-  for (const AtomDim& d : dims) a.push_back(AxisName{display_name(d.name)});
+Axes AtomView::ids() const {
+  Axes a;
+  for (const AtomDim& d : dims) a.push_back(d.id);
+  return a;
+}
+
+std::vector<DimAxes> AtomView::dims_axes() const {
+  std::vector<DimAxes> a;
+  for (const AtomDim& d : dims) a.push_back(DimAxes{d.id});
   return a;
 }
 
 std::int64_t AtomView::numel() const { return checked_numel(shape()); }
 
-AtomView AtomView::permuted(const std::vector<std::string>& order) const {
+AtomView AtomView::permuted(const Axes& order) const {
   AtomView out{-1, buffer, offset, {}};
-  for (const std::string& n : order) {
-    const int i = index_of(n);
-    EINEXPR_ASSERT(i >= 0, "permuted: atom '" + n + "' is missing");
-    out.dims.push_back(dims[static_cast<std::size_t>(i)]);
-  }
+  for (AxisId id : order) out.dims.push_back(at(id));
   if (out.dims == dims) out.value = value;
   return out;
 }
 
-std::string display_name(std::string_view atom) {
-  return std::string(atom.substr(0, atom.find('\'')));
+Axes flatten(const std::vector<OutDim>& outs) {
+  Axes all;
+  for (const OutDim& o : outs) all.insert(all.end(), o.atoms.begin(), o.atoms.end());
+  return all;
 }
 
-std::vector<std::string> names_of(const std::vector<AtomDim>& dims) {
-  std::vector<std::string> n;
-  for (const AtomDim& d : dims) n.push_back(d.name);
-  return n;
-}
-
-Strides strides_for_order(const std::vector<AtomDim>& dims, const std::vector<std::string>& order) {
+Strides strides_for_order(const std::vector<AtomDim>& dims, const Axes& order) {
   Strides out(dims.size(), 0);
   std::int64_t s = 1;
   for (std::size_t k = order.size(); k-- > 0;) {
     std::size_t i = 0;
-    while (i < dims.size() && dims[i].name != order[k]) ++i;
-    EINEXPR_ASSERT(i < dims.size(), "strides_for_order: atom '" + order[k] + "' is missing");
+    while (i < dims.size() && dims[i].id != order[k]) ++i;
+    EINEXPR_ASSERT(i < dims.size(), "strides_for_order: axis " + std::to_string(order[k]) + " is missing");
     out[i] = s;
     s = checked_mul(s, std::max<std::int64_t>(dims[i].length, 1));
   }
   return out;
 }
 
-PlanBuilder::PlanBuilder(std::string op, std::string pattern, DType dtype) {
-  plan_.op = std::move(op);
-  plan_.pattern = std::move(pattern);
-  plan_.dtype = dtype;
+AtomView atoms_of(const Plan& plan, int v) {
+  const Value& value = plan.value(v);
+  AtomView out{v, value.buffer, value.layout.offset, {}};
+  for (std::size_t d = 0; d < value.dims.size(); ++d) {
+    const DimAxes& dim = value.dims[d];
+    const std::int64_t len = value.layout.shape[d];
+    // A dim of length 1 named by one longer axis was broadcast ('...' against a longer one).
+    const bool broadcast = dim.size() == 1 && len == 1 && plan.axes.length(dim[0]) != 1;
+    std::int64_t stride = value.layout.strides[d];
+    for (std::size_t k = dim.size(); k-- > 0;) {
+      const AxisId id = dim[k];
+      const std::int64_t length = plan.axes.length(id);
+      if (length == 1 && plan.axes[id].kind == AxisKind::anonymous) continue;  // names a dim, no atom
+      const std::int64_t s = broadcast ? 0 : stride;
+      if (const int i = out.index_of(id); i >= 0)
+        out.dims[static_cast<std::size_t>(i)].stride = checked_add(out.dims[static_cast<std::size_t>(i)].stride, s);
+      else
+        out.dims.push_back(AtomDim{id, length, s});
+      stride = checked_mul(stride, length);
+    }
+  }
+  // Atoms in the order their dims list them (a group's atoms were added innermost first).
+  std::vector<AtomDim> ordered;
+  for (const DimAxes& dim : value.dims)
+    for (AxisId id : dim)
+      if (out.has(id) && std::none_of(ordered.begin(), ordered.end(), [&](const AtomDim& a) { return a.id == id; }))
+        ordered.push_back(out.at(id));
+  out.dims = std::move(ordered);
+  if (out.layout() != value.layout) out.value = -1;
+  return out;
 }
 
-int PlanBuilder::add_input(const Layout& layout, std::vector<AxisName> axes) {
+PlanBuilder::PlanBuilder(Op op, std::string pattern, DType dtype, AxisTable axes) {
+  plan_.op = op;
+  plan_.pattern = std::move(pattern);
+  plan_.dtype = dtype;
+  plan_.axes = std::move(axes);
+}
+
+int PlanBuilder::add_input(const Layout& layout, std::vector<DimAxes> dims) {
   EINEXPR_ASSERT(plan_.num_inputs == static_cast<int>(plan_.values.size()), "inputs must come first");
   // A broadcast view (stride 0) may hold more elements than int64 counts while its memory is
   // tiny; every count a step makes from it would overflow: refuse it here (ShapeError).
   checked_numel(layout.shape);
+  (void)layout.extent();  // and so may its strides reach past what int64 counts: refused too
   const int index = plan_.num_inputs++;
   plan_.buffers.push_back(PlanBuffer{index, 0});
   Layout l = layout;
   l.offset = 0;  // the program binds each input's buffer at its element [0, ..., 0]
-  plan_.values.push_back(Value{index, std::move(l), std::move(axes)});
+  plan_.values.push_back(Value{index, std::move(l), std::move(dims)});
   return index;
 }
 
 // Out of line: GCC 12 warns falsely (-Wmaybe-uninitialized) on the inlined variant move.
 void PlanBuilder::add_step(Step step) { plan_.steps.push_back(std::move(step)); }
 
-int PlanBuilder::view(int src, Layout layout, std::vector<AxisName> axes) {
+int PlanBuilder::view(int src, Layout layout, std::vector<DimAxes> dims) {
   const Value& s = value(src);
-  if (s.layout == layout && s.axes == axes) return src;
+  if (s.layout == layout && s.dims == dims) return src;
   const int dst = static_cast<int>(plan_.values.size());
-  plan_.values.push_back(Value{s.buffer, std::move(layout), std::move(axes)});
+  plan_.values.push_back(Value{s.buffer, std::move(layout), std::move(dims)});
   plan_.steps.push_back(ViewStep{src, dst});
   return dst;
 }
 
-int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<AxisName> axes) {
+int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<DimAxes> dims) {
   Layout layout{std::move(shape), std::move(strides), 0};
   const std::int64_t elements = layout.extent();
   // The bytes must fit in 64 bits too, or a lowering's elements x element size wraps and
@@ -110,7 +148,7 @@ int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<AxisNa
     throw ShapeError("a buffer of " + std::to_string(elements) + " elements of " + std::string(name(plan_.dtype)) +
                      " (" + std::to_string(element_bytes) + " bytes each): its bytes overflow 64 bits");
   plan_.buffers.push_back(PlanBuffer{-1, elements});
-  plan_.values.push_back(Value{static_cast<int>(plan_.buffers.size()) - 1, std::move(layout), std::move(axes)});
+  plan_.values.push_back(Value{static_cast<int>(plan_.buffers.size()) - 1, std::move(layout), std::move(dims)});
   return static_cast<int>(plan_.values.size()) - 1;
 }
 
@@ -122,14 +160,14 @@ AtomView PlanBuilder::emit(AtomView v) {
   for (std::size_t i = 0; i < plan_.values.size() && src < 0; ++i)
     if (plan_.values[i].buffer == v.buffer) src = static_cast<int>(i);
   EINEXPR_ASSERT(src >= 0, "emit: no value on the atom view's buffer");
-  v.value = view(src, v.layout(), v.axes());
+  v.value = view(src, v.layout(), v.dims_axes());
   return v;
 }
 
-AtomView PlanBuilder::materialize(const AtomView& v, const std::vector<std::string>& order) {
+AtomView PlanBuilder::materialize(const AtomView& v, const Axes& order) {
   const AtomView src = emit(v.permuted(order));
   const Strides strides = contiguous_strides(src.shape());
-  const int dst = new_temp_value(src.shape(), strides, src.axes());
+  const int dst = new_temp_value(src.shape(), strides, src.dims_axes());
   plan_.steps.push_back(CopyStep{src.value, dst});
   AtomView out{dst, value(dst).buffer, 0, src.dims};
   for (std::size_t i = 0; i < out.dims.size(); ++i) out.dims[i].stride = strides[i];
@@ -138,8 +176,8 @@ AtomView PlanBuilder::materialize(const AtomView& v, const std::vector<std::stri
 
 namespace {
 
-std::vector<AxisName> out_axes(const std::vector<OutDim>& outs) {
-  std::vector<AxisName> a;
+std::vector<DimAxes> out_dims(const std::vector<OutDim>& outs) {
+  std::vector<DimAxes> a;
   for (const OutDim& o : outs) a.push_back(o.name);
   return a;
 }
@@ -149,14 +187,19 @@ Shape out_shape(const AtomView& v, const std::vector<OutDim>& outs) {
   std::size_t next = 0;
   for (const OutDim& o : outs) {
     std::int64_t len = 1;
-    for (const std::string& a : o.atoms) {
-      EINEXPR_ASSERT(next < v.dims.size() && v.dims[next].name == a, "merge: atoms out of order");
+    for (AxisId a : o.atoms) {
+      EINEXPR_ASSERT(next < v.dims.size() && v.dims[next].id == a, "merge: atoms out of order");
       len = checked_mul(len, v.dims[next++].length);
     }
     s.push_back(len);
   }
   EINEXPR_ASSERT(next == v.dims.size(), "merge: atoms left over");
   return s;
+}
+
+bool debug_plans() {
+  const char* e = std::getenv("EINEXPR_DEBUG");
+  return e != nullptr && std::string_view(e).find("plan") != std::string_view::npos;
 }
 
 }  // namespace
@@ -166,12 +209,12 @@ std::optional<int> PlanBuilder::try_merge_view(const AtomView& v, const std::vec
   auto strides = try_view_strides(v.shape(), v.strides(), shape);
   if (!strides) return std::nullopt;
   const AtomView e = emit(v);
-  return view(e.value, Layout{shape, std::move(*strides), v.offset}, out_axes(outs));
+  return view(e.value, Layout{shape, std::move(*strides), v.offset}, out_dims(outs));
 }
 
 int PlanBuilder::merge(const AtomView& v, const std::vector<OutDim>& outs) {
   if (auto merged = try_merge_view(v, outs)) return *merged;
-  const AtomView m = materialize(v, names_of(v.dims));
+  const AtomView m = materialize(v, v.ids());
   auto merged = try_merge_view(m, outs);
   EINEXPR_ASSERT(merged.has_value(), "merge: a contiguous value did not merge");
   return *merged;
@@ -179,15 +222,15 @@ int PlanBuilder::merge(const AtomView& v, const std::vector<OutDim>& outs) {
 
 Plan PlanBuilder::finish(int output) && {
   plan_.output = output;
-  const bool debug = [] {
-    const char* e = std::getenv("EINEXPR_DEBUG");
-    return e != nullptr && std::string_view(e).find("plan") != std::string_view::npos;
-  }();
+  const bool debug = debug_plans();
   if (debug) std::cerr << "[einexpr] plan as built:\n" << to_string(plan_);
-  validate(plan_);
   Plan out = simplify(std::move(plan_));
   if (debug) std::cerr << "[einexpr] after simplify:\n" << to_string(out);
+#ifndef NDEBUG
   validate(out);
+#else
+  if (debug) validate(out);
+#endif
   return out;
 }
 

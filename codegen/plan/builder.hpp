@@ -12,8 +12,10 @@
 
 namespace einexpr::detail {
 
+using Axes = std::vector<AxisId>;
+
 struct AtomDim {
-  std::string name;           // "b", "3" (anonymous), "…0" (ellipsis)
+  AxisId id = 0;              // in the plan's AxisTable
   std::int64_t length = 1;
   std::int64_t stride = 0;
   friend bool operator==(const AtomDim&, const AtomDim&) = default;
@@ -26,46 +28,54 @@ struct AtomView {
   std::int64_t offset = 0;
   std::vector<AtomDim> dims;
 
-  int index_of(std::string_view name) const noexcept;  // -1 if absent
-  bool has(std::string_view name) const noexcept { return index_of(name) >= 0; }
+  int index_of(AxisId id) const noexcept;  // -1 if absent
+  bool has(AxisId id) const noexcept { return index_of(id) >= 0; }
+  const AtomDim& at(AxisId id) const;      // InternalError if absent
   Shape shape() const;
   Strides strides() const;
-  std::vector<AxisName> axes() const;
+  Axes ids() const;
+  std::vector<DimAxes> dims_axes() const;  // one dim per atom
   Layout layout() const { return Layout{shape(), strides(), offset}; }
   std::int64_t numel() const;
-  /// The same atoms in `order` (every name must be present; others dropped).
-  AtomView permuted(const std::vector<std::string>& order) const;
+  /// The same atoms in `order` (every id must be present; others dropped).
+  AtomView permuted(const Axes& order) const;
 };
 
 /// One dim of an output: the product of its atoms (none: a unit dim of length 1).
 struct OutDim {
-  std::vector<std::string> atoms;
-  AxisName name;  // for printing: the atoms, or {"1"} for an anonymous 1, {} for ()
+  Axes atoms;     // the atoms whose product it is (in the value being merged)
+  DimAxes name;   // what the dim is called: the atoms, plus an anonymous 1's id; {} for ()
 };
 
 class PlanBuilder {
  public:
-  PlanBuilder(std::string op, std::string pattern, DType dtype);
+  PlanBuilder(Op op, std::string pattern, DType dtype, AxisTable axes);
 
+  AxisTable& axes() noexcept { return plan_.axes; }
+  const AxisTable& axes() const noexcept { return plan_.axes; }
   /// Adds input `index`'s value (in order: call for 0, 1, ...).
-  int add_input(const Layout& layout, std::vector<AxisName> axes);
+  int add_input(const Layout& layout, std::vector<DimAxes> dims);
   /// A value viewing src's buffer with `layout` (a ViewStep; src itself if nothing changes).
-  int view(int src, Layout layout, std::vector<AxisName> axes);
+  int view(int src, Layout layout, std::vector<DimAxes> dims);
   /// A new temporary buffer laid out by (shape, strides), which must not overlap.
-  int new_temp_value(Shape shape, Strides strides, std::vector<AxisName> axes);
+  int new_temp_value(Shape shape, Strides strides, std::vector<DimAxes> dims);
   void add_step(Step step);
   void note(std::string text) { plan_.notes.push_back(std::move(text)); }
+  void set_contraction(ContractionInfo info) { plan_.contraction = std::move(info); }
+  void set_pattern(std::string pattern) { plan_.pattern = std::move(pattern); }
   const Plan& plan() const noexcept { return plan_; }
   const Value& value(int v) const { return plan_.values.at(static_cast<std::size_t>(v)); }
   DType dtype() const noexcept { return plan_.dtype; }
-  /// Validates, simplifies (simplify.cpp) and returns the plan with `output` as its output.
+  /// Simplifies (simplify.cpp) and returns the plan with `output` as its output. Lowering
+  /// validates every plan it lowers; here validate() runs only in debug builds and under
+  /// EINEXPR_DEBUG=plan, so a cache miss validates once.
   Plan finish(int output) &&;
 
   // ---- atom views ----
   /// The atoms of `v` as a value (a ViewStep unless its layout is v's own).
   AtomView emit(AtomView v);
   /// Copies v into a new contiguous buffer with its atoms in `order`.
-  AtomView materialize(const AtomView& v, const std::vector<std::string>& order);
+  AtomView materialize(const AtomView& v, const Axes& order);
   /// The value for `outs` (each a group of consecutive atoms of v, in v's order): a view
   /// when v's strides allow merging each group, else nullopt.
   std::optional<int> try_merge_view(const AtomView& v, const std::vector<OutDim>& outs);
@@ -76,14 +86,15 @@ class PlanBuilder {
   Plan plan_;
 };
 
-/// How an atom prints: anonymous atoms are made unique as "3", "3'1", "3'2"...; they all
-/// print (and count in formulas) as "3".
-std::string display_name(std::string_view atom);
-
 /// Strides of a buffer laid out contiguously in `order`, returned for `dims`' order.
-Strides strides_for_order(const std::vector<AtomDim>& dims, const std::vector<std::string>& order);
-/// Names of v's atoms, in v's order.
-std::vector<std::string> names_of(const std::vector<AtomDim>& dims);
+Strides strides_for_order(const std::vector<AtomDim>& dims, const Axes& order);
+/// Every atom of `outs`, in order.
+Axes flatten(const std::vector<OutDim>& outs);
+/// The atoms of a plan's value: each dim split into the axes it composes (strides from the
+/// dim's stride and the axes' lengths), an axis in two dims (a diagonal) once with the
+/// strides added, a dim of length 1 whose axis is longer (broadcast) as stride 0, and an
+/// anonymous 1 left out (it names a dim; it is no atom), as resolution makes them.
+AtomView atoms_of(const Plan& plan, int value);
 
 /// The plan-level passes (simplify.cpp): drop identity views, fuse view chains, remove
 /// values and buffers no step or output uses.

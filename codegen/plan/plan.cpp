@@ -1,5 +1,6 @@
 #include "einexpr/codegen/plan.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "einexpr/runtime/error.hpp"
@@ -104,15 +105,85 @@ std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::s
 UnaryOp parse_unary_op(std::string_view text) { return parse_enum(text, name, all_unary_ops, "function"); }
 BinaryOp parse_binary_op(std::string_view text) { return parse_enum(text, name, all_binary, "function"); }
 
-std::string to_string(const AxisName& axis) {
-  if (axis.empty()) return "()";
-  if (axis.size() == 1) return axis[0];
-  std::string s = "(";
-  for (std::size_t i = 0; i < axis.size(); ++i) s += (i ? " " : "") + axis[i];
-  return s + ")";
+bool unary_gradient_reads_y(UnaryOp fn) noexcept {
+  switch (fn) {
+    case UnaryOp::exp: case UnaryOp::sqrt: case UnaryOp::rsqrt: case UnaryOp::sigmoid: case UnaryOp::tanh:
+    case UnaryOp::reciprocal:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string name(const GradOp& op) {
+  switch (op.kind) {
+    case GradOp::Kind::scale: {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "scale(%.6g)", op.scalar);
+      return buf;
+    }
+    case GradOp::Kind::unary: return std::string("d.") + name(op.fn);
+    case GradOp::Kind::select_equal: return "select_equal";
+    case GradOp::Kind::prod: return "d.prod";
+    case GradOp::Kind::div_rhs: return "d.div.b";
+    case GradOp::Kind::select: return std::string("d.") + name(op.of) + (op.operand == 0 ? ".a" : ".b");
+    case GradOp::Kind::centered: {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "centered(%.6g)", op.scalar);
+      return buf;
+    }
+    case GradOp::Kind::softmax: return "d.logsumexp";
+  }
+  return "?";
+}
+
+int arity(const GradOp& op) noexcept {
+  switch (op.kind) {
+    case GradOp::Kind::scale: return 1;
+    case GradOp::Kind::unary: return op.fn == UnaryOp::neg ? 1 : 2;
+    default: return 3;
+  }
+}
+
+std::vector<int> sources(const Step& step) {
+  return std::visit(
+      [](const auto& s) -> std::vector<int> {
+        using S = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<S, ContractStep>) return {s.a, s.b};
+        else if constexpr (std::is_same_v<S, MapStep>) return s.srcs;
+        else return {s.src};
+      },
+      step);
+}
+
+int destination(const Step& step) noexcept {
+  return std::visit([](const auto& s) { return s.dst; }, step);
+}
+
+void for_each_value(Step& step, const std::function<void(int&)>& f, bool with_dst) {
+  std::visit(
+      [&](auto& s) {
+        using S = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<S, ContractStep>) {
+          f(s.a);
+          f(s.b);
+        } else if constexpr (std::is_same_v<S, MapStep>) {
+          for (int& v : s.srcs) f(v);
+        } else {
+          f(s.src);
+        }
+        if (with_dst) f(s.dst);
+      },
+      step);
 }
 
 namespace {
+
+std::string dim_text(const Plan& plan, const DimAxes& dim) {
+  for (AxisId id : dim)
+    if (id < 0 || static_cast<std::size_t>(id) >= plan.axes.size()) return "?";
+  return to_string(dim, plan.axes);
+}
 
 std::string value_text(const Plan& plan, int v) {
   const Value& val = plan.values.at(static_cast<std::size_t>(v));
@@ -120,7 +191,7 @@ std::string value_text(const Plan& plan, int v) {
   os << '[';
   for (std::size_t d = 0; d < val.layout.shape.size(); ++d) {
     if (d) os << ", ";
-    os << (d < val.axes.size() ? to_string(val.axes[d]) : "?") << '=' << val.layout.shape[d];
+    os << (d < val.dims.size() ? dim_text(plan, val.dims[d]) : "?") << '=' << val.layout.shape[d];
   }
   os << "] strides " << shape_str(val.layout.strides);
   if (val.layout.offset != 0) os << " offset " << val.layout.offset;
@@ -159,12 +230,16 @@ std::string to_string(const Step& step, const Plan& plan) {
         } else if constexpr (std::is_same_v<S, ContractStep>) {
           return ref(s.dst) + " = contract." + kind_name(s.kind) + " " + ref(s.a) + ", " + ref(s.b) +
                  " (batch dims " + std::to_string(s.batch_dims) + ") : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, EmbedStep>) {
+          return ref(s.dst) + " = embed " + ref(s.src) + " into zeros at strides " + shape_str(s.into.strides) +
+                 (s.into.offset != 0 ? " offset " + std::to_string(s.into.offset) : "") + " : " +
+                 value_text(plan, s.dst);
         } else if constexpr (std::is_same_v<S, ReduceStep>) {
           std::string axes;
           const Value& src = plan.values.at(static_cast<std::size_t>(s.src));
           for (int a : s.axes)
             axes += (axes.empty() ? "" : " ") +
-                    (static_cast<std::size_t>(a) < src.axes.size() ? to_string(src.axes[static_cast<std::size_t>(a)])
+                    (static_cast<std::size_t>(a) < src.dims.size() ? dim_text(plan, src.dims[static_cast<std::size_t>(a)])
                                                                      : std::to_string(a));
           const bool corrected = s.op == Reduction::var || s.op == Reduction::std;
           return ref(s.dst) + " = reduce." + name(s.op) +
@@ -173,21 +248,31 @@ std::string to_string(const Step& step, const Plan& plan) {
         } else {
           std::string srcs;
           for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
-          const char* fn = std::visit([](auto op) { return name(op); }, s.op);
+          const std::string fn = std::visit([](const auto& op) { return std::string(name(op)); }, s.op);
           return ref(s.dst) + " = map." + fn + " " + srcs + " : " + value_text(plan, s.dst);
         }
       },
       step);
 }
 
+/// "einsum", "map.gelu", "reduce": the plan's op, with a map's function.
+std::string title(const Plan& plan) {
+  std::string t = name(plan.op);
+  if (plan.op == Op::map)
+    for (const Step& step : plan.steps)
+      if (const auto* m = std::get_if<MapStep>(&step))
+        return t + "." + std::visit([](const auto& op) { return std::string(name(op)); }, m->op);
+  return t;
+}
+
 std::string to_string(const Plan& plan) {
   std::ostringstream os;
-  os << plan.op;
+  os << title(plan);
   if (!plan.pattern.empty()) os << " '" << plan.pattern << "'";
   os << " (" << name(plan.dtype) << ")\n";
   for (int i = 0; i < plan.num_inputs; ++i) os << "  %" << i << " = input " << i << " : " << value_text(plan, i) << '\n';
   for (const Step& step : plan.steps) {
-    const int dst = std::visit([](const auto& s) { return s.dst; }, step);
+    const int dst = destination(step);
     os << "  " << to_string(step, plan) << buffer_text(plan, dst, std::holds_alternative<ViewStep>(step)) << '\n';
   }
   os << "  output %" << plan.output << (plan.output_is_view() ? " (a view: no data moved)" : "") << '\n';
@@ -212,7 +297,10 @@ void validate(const Plan& plan) {
   for (const Value& v : plan.values) {
     EINEXPR_ASSERT(v.buffer >= 0 && v.buffer < static_cast<int>(plan.buffers.size()), "plan: value without buffer");
     EINEXPR_ASSERT(v.layout.shape.size() == v.layout.strides.size(), "plan: shape and strides differ in rank");
-    EINEXPR_ASSERT(v.axes.size() == v.layout.shape.size(), "plan: a value's axis names differ from its rank");
+    EINEXPR_ASSERT(v.dims.size() == v.layout.shape.size(), "plan: a value's axis names differ from its rank");
+    for (const DimAxes& dim : v.dims)
+      for (AxisId id : dim)
+        EINEXPR_ASSERT(id >= 0 && static_cast<std::size_t>(id) < plan.axes.size(), "plan: a value names a missing axis");
     std::int64_t numel = 1;
     for (std::int64_t len : v.layout.shape)
       EINEXPR_ASSERT(len >= 0 && !__builtin_mul_overflow(numel, len, &numel), "plan: a value's element count overflows");
@@ -268,13 +356,31 @@ void validate(const Plan& plan) {
             const Shape& in = value(s.src, "reduce").layout.shape;
             EINEXPR_ASSERT(value(s.dst, "reduce").layout.shape.size() + s.axes.size() == in.size(),
                            "plan: a reduction's output rank is wrong");
-          } else {
+          } else if constexpr (std::is_same_v<S, MapStep>) {
+            const std::size_t want = std::visit(
+                [](const auto& op) -> std::size_t {
+                  using O = std::decay_t<decltype(op)>;
+                  if constexpr (std::is_same_v<O, UnaryOp>) return 1;
+                  else if constexpr (std::is_same_v<O, BinaryOp>) return 2;
+                  else return static_cast<std::size_t>(arity(op));
+                },
+                s.op);
+            EINEXPR_ASSERT(s.srcs.size() == want, "plan: a map has the wrong number of operands");
             for (int v : s.srcs) {
               use(v);
               EINEXPR_ASSERT(value(v, "map").layout.shape == value(s.dst, "map").layout.shape,
                              "plan: a map's operand shape differs from its output");
             }
             make(s.dst);
+          } else {
+            use(s.src);
+            make(s.dst);
+            const Value& d = value(s.dst, "embed");
+            EINEXPR_ASSERT(value(s.src, "embed").layout.shape == s.into.shape, "plan: an embedding's shape differs");
+            EINEXPR_ASSERT(s.into.shape.size() == s.into.strides.size() &&
+                               plan.buffers.at(static_cast<std::size_t>(d.buffer)).input < 0 &&
+                               s.into.extent() <= plan.buffers.at(static_cast<std::size_t>(d.buffer)).elements,
+                           "plan: an embedding reaches past its buffer");
           }
         },
         step);

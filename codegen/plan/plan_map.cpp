@@ -2,12 +2,12 @@
 // axes around it ("b s h -> b h s"), and f(x, y) with named broadcasting ("b s h, h -> b s h").
 // Each is one MapStep writing a new contiguous buffer; operands broadcast by stride 0.
 #include <algorithm>
-#include <variant>
 
 #include "plan/builder.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "plan/resolve.hpp"
+#include "plan/resolve_common.hpp"
 
 namespace einexpr {
 
@@ -40,67 +40,57 @@ void check_map_dtype(const char* fn, bool needs_float, DType dtype) {
 
 Plan plan_unary(UnaryOp op, const Layout& input, DType dtype) {
   check_map_dtype(name(op), float_only(op), dtype);
-  PlanBuilder b("map", "", dtype);
-  std::vector<AxisName> axes;
-  for (int d = 0; d < input.dim(); ++d) axes.push_back({"…" + std::to_string(d)});
-  const int x = b.add_input(input, axes);
-  const int dst = b.new_temp_value(input.shape, contiguous_strides(input.shape), axes);
+  AxisTable table;
+  std::vector<DimAxes> dims;  // the input's dims, as '...' would name them
+  for (AxisId id : detail::resolving::ellipsis_axes(table, input.shape)) dims.push_back({id});
+  PlanBuilder b(Op::map, "", dtype, std::move(table));
+  const int x = b.add_input(input, dims);
+  const int dst = b.new_temp_value(input.shape, contiguous_strides(input.shape), dims);
   b.add_step(MapStep{{x}, dst, op});
   return std::move(b).finish(dst);
 }
 
-namespace {
+Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs, DType dtype,
+                 const AxisLengths& lengths) {
+  return plan_map(pattern, op, inputs, dtype, lengths);
+}
 
-/// f over operands named by `pattern`: each operand viewed in the output's atom order
-/// (stride 0 along atoms it lacks: broadcast), one MapStep into a new contiguous buffer in
-/// that order, then the output's compositions as a view of it.
-Plan plan_named_map(const ast::Pattern& pattern, std::variant<UnaryOp, BinaryOp> op, std::span<const Layout> inputs,
-                    DType dtype, const AxisLengths& lengths) {
-  const std::string fn = std::visit([](auto o) { return std::string(name(o)); }, op);
-  const std::size_t arity = std::holds_alternative<UnaryOp>(op) ? 1 : 2;
-  if (inputs.size() != arity)
+Plan plan_map(const ast::Pattern& pattern, MapFunction function, std::span<const Layout> inputs, DType dtype,
+              const AxisLengths& lengths) {
+  const std::string fn = std::visit([](auto op) { return std::string(name(op)); }, function);
+  const auto* unary = std::get_if<UnaryOp>(&function);
+  check_map_dtype(fn.c_str(), unary != nullptr && float_only(*unary), dtype);
+  const std::size_t arity = unary != nullptr ? 1 : 2;
+  if (inputs.size() != arity || pattern.operands.size() != arity)
     throw ShapeError("map '" + fn + "' takes " + std::to_string(arity) + (arity == 1 ? " operand" : " operands") +
-                     ", got " + std::to_string(inputs.size()));
-  const auto r = detail::resolve_multi(pattern, inputs, lengths);
-  PlanBuilder b("map." + fn, pattern.text, dtype);
-  for (std::size_t i = 0; i < inputs.size(); ++i) b.add_input(inputs[i], r.input_axes[i]);
-  const std::vector<std::string> out = detail::flatten(r.output);
+                     ", got " + std::to_string(pattern.operands.size()) + " in the pattern and " +
+                     std::to_string(inputs.size()) + (inputs.size() == 1 ? " tensor" : " tensors"));
+  auto r = detail::resolve_multi(pattern, inputs, lengths);
+  PlanBuilder b(Op::map, pattern.text, dtype, std::move(r.axes));
+  for (std::size_t i = 0; i < inputs.size(); ++i) b.add_input(inputs[i], r.input_dims[i]);
+  const detail::Axes out = detail::flatten(r.output);
   std::vector<int> srcs;
   for (std::size_t i = 0; i < r.inputs.size(); ++i) {
     const AtomView& v = r.inputs[i];
     for (const AtomDim& a : v.dims)
-      if (std::find(out.begin(), out.end(), a.name) == out.end())
-        throw ShapeError("map '" + fn + "': axis " + a.name + " of operand " + std::to_string(i + 1) +
+      if (std::find(out.begin(), out.end(), a.id) == out.end())
+        throw ShapeError("map '" + fn + "': axis " + b.axes().name(a.id) + " of operand " + std::to_string(i + 1) +
                          " is not in the output (a map sums nothing; use einsum or reduce)");
     AtomView bcast{-1, v.buffer, v.offset, {}};
-    for (const std::string& n : out) {
+    for (AxisId n : out) {
       const int k = v.index_of(n);
-      bcast.dims.push_back(k >= 0 ? v.dims[static_cast<std::size_t>(k)] : AtomDim{n, r.lengths.at(n), 0});
+      bcast.dims.push_back(k >= 0 ? v.dims[static_cast<std::size_t>(k)] : AtomDim{n, b.axes().length(n), 0});
     }
     srcs.push_back(b.emit(bcast).value);
   }
   const Layout l = b.value(srcs[0]).layout;  // a copy: new_temp_value grows the value list
-  const int dst = b.new_temp_value(l.shape, contiguous_strides(l.shape), b.value(srcs[0]).axes);
-  b.add_step(MapStep{srcs, dst, op});
+  const int dst = b.new_temp_value(l.shape, contiguous_strides(l.shape), b.value(srcs[0]).dims);
+  b.add_step(MapStep{srcs, dst, std::visit([](auto op) -> std::variant<UnaryOp, BinaryOp, GradOp> { return op; }, function)});
   AtomView d{dst, b.value(dst).buffer, 0, {}};
   const Strides s = contiguous_strides(l.shape);
   for (std::size_t i = 0; i < out.size(); ++i) d.dims.push_back({out[i], l.shape[i], s[i]});
   const int result = b.merge(d, r.output);
   return std::move(b).finish(result);
-}
-
-}  // namespace
-
-Plan plan_unary(const ast::Pattern& pattern, UnaryOp op, const Layout& input, DType dtype,
-                const AxisLengths& lengths) {
-  check_map_dtype(name(op), float_only(op), dtype);
-  return plan_named_map(pattern, op, std::span<const Layout>(&input, 1), dtype, lengths);
-}
-
-Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs, DType dtype,
-                 const AxisLengths& lengths) {
-  check_map_dtype(name(op), false, dtype);
-  return plan_named_map(pattern, op, inputs, dtype, lengths);
 }
 
 std::vector<Shape> operand_shapes(const ast::Pattern& pattern, const AxisLengths& sizes) {

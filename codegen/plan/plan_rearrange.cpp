@@ -22,18 +22,18 @@ namespace {
 /// The value for `outs` from `atoms` (already in output order), honouring the copy policy.
 int place(PlanBuilder& b, const AtomView& atoms, const std::vector<OutDim>& outs, Copy copy,
           const std::string& op) {
-  if (copy == Copy::always) return b.merge(b.materialize(atoms, detail::names_of(atoms.dims)), outs);
+  if (copy == Copy::always) return b.merge(b.materialize(atoms, atoms.ids()), outs);
   if (auto v = b.try_merge_view(atoms, outs)) return *v;
   if (copy == Copy::never) {
     std::string which;
     for (const OutDim& o : outs) {
       if (o.atoms.size() < 2) continue;
       for (std::size_t k = 0; k + 1 < o.atoms.size(); ++k) {
-        const AtomDim& x = atoms.dims[static_cast<std::size_t>(atoms.index_of(o.atoms[k]))];
-        const AtomDim& y = atoms.dims[static_cast<std::size_t>(atoms.index_of(o.atoms[k + 1]))];
+        const AtomDim& x = atoms.at(o.atoms[k]);
+        const AtomDim& y = atoms.at(o.atoms[k + 1]);
         if (x.length != 1 && y.length != 1 && x.stride != y.stride * y.length && which.empty())
-          which = ": merging " + detail::display_name(x.name) + " (stride " + std::to_string(x.stride) + ") with " +
-                  detail::display_name(y.name) + " (stride " + std::to_string(y.stride) + ", length " +
+          which = ": merging " + b.axes().name(x.id) + " (stride " + std::to_string(x.stride) + ") with " +
+                  b.axes().name(y.id) + " (stride " + std::to_string(y.stride) + ", length " +
                   std::to_string(y.length) + ") needs stride " + std::to_string(y.stride * y.length);
       }
     }
@@ -44,10 +44,9 @@ int place(PlanBuilder& b, const AtomView& atoms, const std::vector<OutDim>& outs
   return b.merge(atoms, outs);
 }
 
-PlanBuilder start(const char* op, const ast::Pattern& p, const Layout& input, DType dtype,
-                  const detail::SingleResolution& r) {
-  PlanBuilder b(op, p.text, dtype);
-  b.add_input(input, r.input_axes);
+PlanBuilder start(Op op, const ast::Pattern& p, const Layout& input, DType dtype, detail::SingleResolution& r) {
+  PlanBuilder b(op, p.text, dtype, std::move(r.axes));
+  b.add_input(input, r.input_dims);
   return b;
 }
 
@@ -69,8 +68,8 @@ void check_reduction_dtype(Reduction op, DType dtype) {
 
 Plan plan_rearrange(const ast::Pattern& pattern, const Layout& input, DType dtype, const AxisLengths& lengths,
                     Copy copy) {
-  const auto r = detail::resolve_single(pattern, Op::rearrange, input, lengths);
-  PlanBuilder b = start("rearrange", pattern, input, dtype, r);
+  auto r = detail::resolve_single(pattern, Op::rearrange, input, lengths);
+  PlanBuilder b = start(Op::rearrange, pattern, input, dtype, r);
   const AtomView atoms = r.input.permuted(detail::flatten(r.output));
   const int out = place(b, atoms, r.output, copy, "rearrange '" + pattern.text + "'");
   return std::move(b).finish(out);
@@ -78,8 +77,8 @@ Plan plan_rearrange(const ast::Pattern& pattern, const Layout& input, DType dtyp
 
 Plan plan_repeat(const ast::Pattern& pattern, const Layout& input, DType dtype, const AxisLengths& lengths,
                  Copy copy) {
-  const auto r = detail::resolve_single(pattern, Op::repeat, input, lengths);
-  PlanBuilder b = start("repeat", pattern, input, dtype, r);
+  auto r = detail::resolve_single(pattern, Op::repeat, input, lengths);
+  PlanBuilder b = start(Op::repeat, pattern, input, dtype, r);
   AtomView all = r.input;
   for (const AtomDim& a : r.new_atoms) all.dims.push_back(a);
   const AtomView atoms = all.permuted(detail::flatten(r.output));
@@ -93,19 +92,19 @@ Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype, 
   if (correction < 0)
     throw Error("reduce '" + std::string(name(reduction)) + "': correction must be 0 or more, not " +
                 std::to_string(correction));
-  const auto r = detail::resolve_single(pattern, Op::reduce, input, lengths);
-  PlanBuilder b = start("reduce", pattern, input, dtype, r);
-  const std::vector<std::string> kept = detail::flatten(r.output);
+  auto r = detail::resolve_single(pattern, Op::reduce, input, lengths);
+  PlanBuilder b = start(Op::reduce, pattern, input, dtype, r);
+  const detail::Axes kept = detail::flatten(r.output);
   std::vector<int> axes;
   std::vector<AtomDim> rest;
   for (std::size_t i = 0; i < r.input.dims.size(); ++i) {
     const AtomDim& a = r.input.dims[i];
-    if (std::find(kept.begin(), kept.end(), a.name) != kept.end()) {
+    if (std::find(kept.begin(), kept.end(), a.id) != kept.end()) {
       rest.push_back(a);
     } else {
       axes.push_back(static_cast<int>(i));
       if (a.length == 0 && (reduction == Reduction::max || reduction == Reduction::min))
-        throw ShapeError("reduce '" + std::string(name(reduction)) + "' over axis " + detail::display_name(a.name) +
+        throw ShapeError("reduce '" + std::string(name(reduction)) + "' over axis " + b.axes().name(a.id) +
                          " of length 0: " + name(reduction) + " of no elements is undefined");
     }
   }
@@ -119,7 +118,7 @@ Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype, 
   const Strides strides = detail::strides_for_order(rest, kept);
   AtomView dst{-1, -1, 0, rest};
   for (std::size_t i = 0; i < rest.size(); ++i) dst.dims[i].stride = strides[i];
-  dst.value = b.new_temp_value(dst.shape(), strides, dst.axes());
+  dst.value = b.new_temp_value(dst.shape(), strides, dst.dims_axes());
   dst.buffer = b.value(dst.value).buffer;
   b.add_step(ReduceStep{src.value, dst.value, reduction, axes, correction});
   const int out = b.merge(dst.permuted(kept), r.output);

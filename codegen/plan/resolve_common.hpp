@@ -1,7 +1,6 @@
 #pragma once
 // Private to codegen's resolution (resolve.cpp, resolve_multi.cpp): the helpers both share.
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,6 +15,12 @@ inline std::string str(std::int64_t v) { return std::to_string(v); }
 
 inline bool is_ellipsis(const ast::Term& t) { return std::holds_alternative<ast::Ellipsis>(t); }
 
+/// An operand written only with unit terms, "()" (or nothing): it also takes a 0-d tensor.
+inline bool unit_only(const ast::Operand& operand) {
+  return std::all_of(operand.terms.begin(), operand.terms.end(),
+                     [](const ast::Term& t) { return std::holds_alternative<ast::Unit>(t); });
+}
+
 /// The number of dims `...` stands for in an operand of `rank` dims.
 inline int ellipsis_dims(const ast::Operand& operand, int rank, const std::string& where, const Shape& shape) {
   const auto fixed = static_cast<int>(std::count_if(operand.terms.begin(), operand.terms.end(),
@@ -25,7 +30,7 @@ inline int ellipsis_dims(const ast::Operand& operand, int rank, const std::strin
   if (has && rank < fixed)
     throw ShapeError(where + " has " + str(rank) + " dims (shape " + shape_str(shape) + ") but '" + text +
                      "' needs at least " + str(fixed));
-  if (!has && rank != fixed)
+  if (!has && rank != fixed && !(rank == 0 && unit_only(operand)))
     throw ShapeError(where + " has " + str(rank) + " dims (shape " + shape_str(shape) + ") but '" + text +
                      "' names " + str(fixed));
   return has ? rank - fixed : 0;
@@ -58,22 +63,32 @@ class Given {
   std::vector<std::string> used_;
 };
 
-/// Unique names for anonymous axes: "3", "3'1", "3'2", ...
-class AnonymousNames {
- public:
-  std::string next(std::int64_t length) {
-    const int n = count_[length]++;
-    return n == 0 ? str(length) : str(length) + "'" + str(n);
-  }
+/// A new anonymous axis (every occurrence of "3" is its own axis).
+inline AxisId anonymous(AxisTable& table, std::int64_t length) {
+  return table.add(Axis{str(length), length, AxisKind::anonymous});
+}
 
- private:
-  std::map<std::int64_t, int> count_;
-};
+/// The ids of the dims '...' stands for, "…0", "…1", ..., added with these lengths.
+inline std::vector<AxisId> ellipsis_axes(AxisTable& table, const Shape& lengths) {
+  std::vector<AxisId> ids;
+  for (std::size_t j = 0; j < lengths.size(); ++j)
+    ids.push_back(table.add(Axis{"…" + str(static_cast<std::int64_t>(j)), lengths[j], AxisKind::ellipsis}));
+  return ids;
+}
 
 inline std::string group_text(const ast::Group& g) { return ast::to_string(ast::Term{g}); }
 
-/// Splits dim (length len, stride) into the group's atoms, whose lengths are all known.
-inline void split_group(std::vector<AtomDim>& atoms, const std::vector<AtomDim>& parts, std::int64_t stride) {
+/// One atom of a group, its length resolved.
+struct Part {
+  const ast::Atom* atom;
+  std::string name;      // a named atom's name, else empty
+  std::int64_t length;
+};
+
+/// Splits a dim (stride `stride`) into the group's atoms (ids given, lengths known); an
+/// anonymous 1 names the dim but is no atom.
+inline void split_group(std::vector<AtomDim>& atoms, const std::vector<AtomDim>& parts, const AxisTable& table,
+                        std::int64_t stride) {
   std::vector<AtomDim> out = parts;
   std::int64_t s = stride;
   for (std::size_t k = out.size(); k-- > 0;) {
@@ -81,30 +96,29 @@ inline void split_group(std::vector<AtomDim>& atoms, const std::vector<AtomDim>&
     s = checked_mul(s, out[k].length);
   }
   for (const AtomDim& a : out)
-    if (a.length != 1 || std::isdigit(static_cast<unsigned char>(a.name[0])) == 0) atoms.push_back(a);
+    if (a.length != 1 || table[a.id].kind != AxisKind::anonymous) atoms.push_back(a);
 }
 
 /// Resolves the lengths of a group's atoms from `known` (names) and their numbers, inferring
 /// at most one; checks that their product is the dim's length.
-inline std::vector<AtomDim> resolve_group(const ast::Group& g, std::int64_t len, const std::string& where,
-                                   const std::function<const std::int64_t*(const std::string&)>& known,
-                                   AnonymousNames& anon) {
-  std::vector<AtomDim> parts;
+inline std::vector<Part> resolve_group(const ast::Group& g, std::int64_t len, const std::string& where,
+                                       const std::function<const std::int64_t*(const std::string&)>& known) {
+  std::vector<Part> parts;
   std::int64_t product = 1;
   int unknown = -1;
   std::vector<std::string> unknown_names;
   for (const ast::Atom& atom : g.atoms) {
     if (const auto* n = std::get_if<ast::Named>(&atom)) {
       if (const std::int64_t* l = known(n->name)) {
-        parts.push_back({n->name, *l, 0});
+        parts.push_back({&atom, n->name, *l});
         product = checked_mul(product, *l);
       } else {
         unknown = static_cast<int>(parts.size());
         unknown_names.push_back(n->name);
-        parts.push_back({n->name, -1, 0});
+        parts.push_back({&atom, n->name, -1});
       }
     } else if (const auto* a = std::get_if<ast::Anonymous>(&atom)) {
-      parts.push_back({anon.next(a->length), a->length, 0});
+      parts.push_back({&atom, "", a->length});
       product = checked_mul(product, a->length);
     } else {
       throw ShapeError("'...' inside " + group_text(g) + " of " + where + " is not supported on this side");
@@ -125,11 +139,10 @@ inline std::vector<AtomDim> resolve_group(const ast::Group& g, std::int64_t len,
     parts[static_cast<std::size_t>(unknown)].length = len / product;
   } else if (product != len) {
     std::string lens;
-    for (const AtomDim& p : parts) lens += (lens.empty() ? "" : "·") + str(p.length);
+    for (const Part& p : parts) lens += (lens.empty() ? "" : "·") + str(p.length);
     throw ShapeError(where + " has length " + str(len) + " but " + g_text + " = " + lens + " = " + str(product));
   }
   return parts;
 }
-
 
 }  // namespace einexpr::detail::resolving

@@ -2,7 +2,6 @@
 // from plain dims then compositions, diagonals as summed strides. Every mismatch is a
 // ShapeError naming the axis, both sizes and the operands.
 #include <algorithm>
-#include <cctype>
 
 #include "einexpr/runtime/error.hpp"
 #include "plan/resolve.hpp"
@@ -53,12 +52,6 @@ class MultiLengths {
     if (g != nullptr && *g != len)
       throw ShapeError("axis " + name + " is " + str(len) + " in " + where.text() + " but " + str(*g) + " was given");
   }
-  std::map<std::string, std::int64_t, std::less<>> all() const {
-    std::map<std::string, std::int64_t, std::less<>> out;
-    for (const auto& [n, v] : map_) out.emplace(n, v.length);
-    return out;
-  }
-
  private:
   struct Seen {
     std::int64_t length;
@@ -97,9 +90,9 @@ Shape broadcast_ellipsis(const ast::Pattern& p, std::span<const Layout> inputs, 
   return L;
 }
 
-/// Adds an atom to an operand's view; a name already there takes the diagonal.
+/// Adds an atom to an operand's view; an axis already there takes the diagonal.
 void add_atom(AtomView& v, AtomDim atom) {
-  const int i = v.index_of(atom.name);
+  const int i = v.index_of(atom.id);
   if (i < 0) {
     v.dims.push_back(std::move(atom));
     return;
@@ -107,36 +100,40 @@ void add_atom(AtomView& v, AtomDim atom) {
   v.dims[static_cast<std::size_t>(i)].stride = checked_add(v.dims[static_cast<std::size_t>(i)].stride, atom.stride);
 }
 
-std::vector<OutDim> resolve_output(const ast::Operand& out, int E, MultiLengths& lens) {
+std::vector<OutDim> resolve_output(const ast::Operand& out, const std::vector<AxisId>& ellipsis, AxisTable& table) {
   std::vector<OutDim> outs;
   auto need = [&](const std::string& n) {
-    if (lens.find(n) == nullptr) throw ShapeError("output axis " + n + " is in no operand");
-    return n;
+    const AxisId id = table.find(n);
+    if (id < 0) throw ShapeError("output axis " + n + " is in no operand");
+    return id;
+  };
+  auto one = [&](std::int64_t length) {
+    if (length != 1) throw ShapeError("anonymous axes other than 1 are not supported in an einsum output");
+    return anonymous(table, 1);
   };
   for (const ast::Term& t : out.terms) {
     if (const auto* n = std::get_if<ast::Named>(&t)) {
-      outs.push_back({{need(n->name)}, {n->name}});
+      const AxisId id = need(n->name);
+      outs.push_back({{id}, {id}});
     } else if (std::holds_alternative<ast::Ellipsis>(t)) {
-      for (int j = 0; j < E; ++j) outs.push_back({{"…" + str(j)}, {"…" + str(j)}});
+      for (AxisId id : ellipsis) outs.push_back({{id}, {id}});
     } else if (const auto* g = std::get_if<ast::Group>(&t)) {
       OutDim o;
       for (const ast::Atom& a : g->atoms) {
         if (const auto* gn = std::get_if<ast::Named>(&a)) {
-          o.atoms.push_back(need(gn->name));
-          o.name.push_back(gn->name);
+          const AxisId id = need(gn->name);
+          o.atoms.push_back(id);
+          o.name.push_back(id);
         } else if (std::holds_alternative<ast::Ellipsis>(a)) {
-          for (int j = 0; j < E; ++j) {
-            o.atoms.push_back("…" + str(j));
-            o.name.push_back("…" + str(j));
-          }
-        } else if (std::get<ast::Anonymous>(a).length != 1) {
-          throw ShapeError("anonymous axes other than 1 are not supported in an einsum output");
+          o.atoms.insert(o.atoms.end(), ellipsis.begin(), ellipsis.end());
+          o.name.insert(o.name.end(), ellipsis.begin(), ellipsis.end());
+        } else {
+          o.name.push_back(one(std::get<ast::Anonymous>(a).length));
         }
       }
       outs.push_back(std::move(o));
     } else if (const auto* a = std::get_if<ast::Anonymous>(&t)) {
-      if (a->length != 1) throw ShapeError("anonymous axes other than 1 are not supported in an einsum output");
-      outs.push_back({{}, {"1"}});
+      outs.push_back({{}, {one(a->length)}});
     } else {
       outs.push_back({{}, {}});
     }
@@ -166,53 +163,63 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
       d += is_ellipsis(t) ? static_cast<std::size_t>(e[i]) : 1;
     }
   }
-  // Pass 2: operands as atoms; a group's unknown part is inferred from the rest.
+  // Pass 2: operands as atoms, each named axis one id; a group's unknown part is inferred
+  // from the rest.
   MultiResolution r;
-  AnonymousNames anon;
+  const std::vector<AxisId> ellipsis = ellipsis_axes(r.axes, L);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     AtomView v;
     v.buffer = static_cast<int>(i);
-    std::vector<AxisName> axes;
+    std::vector<DimAxes> dims;
+    const bool scalar = inputs[i].dim() == 0;  // a 0-d operand: its terms are all "()" (or none)
     std::size_t d = 0;
     for (const ast::Term& t : p.operands[i].terms) {
       const Where here{static_cast<int>(i), static_cast<int>(d)};
-      const std::int64_t len = d < inputs[i].shape.size() ? inputs[i].shape[d] : 0;
+      const std::int64_t len = d < inputs[i].shape.size() ? inputs[i].shape[d] : scalar ? 1 : 0;
       const std::int64_t stride = d < inputs[i].strides.size() ? inputs[i].strides[d] : 0;
       if (const auto* n = std::get_if<ast::Named>(&t)) {
-        add_atom(v, {n->name, len, stride});
-        axes.push_back({n->name});
+        const AxisId id = r.axes.named(n->name, len);
+        add_atom(v, {id, len, stride});
+        dims.push_back({id});
       } else if (std::holds_alternative<ast::Ellipsis>(t)) {
         for (int k = 0; k < e[i]; ++k, ++d) {
           const auto j = static_cast<std::size_t>(E - e[i] + k);
           const bool bcast = inputs[i].shape[d] == 1 && L[j] != 1;
-          add_atom(v, {"…" + str(static_cast<std::int64_t>(j)), L[j], bcast ? 0 : inputs[i].strides[d]});
-          axes.push_back({"…" + str(static_cast<std::int64_t>(j))});
+          add_atom(v, {ellipsis[j], L[j], bcast ? 0 : inputs[i].strides[d]});
+          dims.push_back({ellipsis[j]});
         }
         continue;
       } else if (const auto* g = std::get_if<ast::Group>(&t)) {
-        const auto parts = resolve_group(*g, len, here.text(), [&](const std::string& n) { return lens.find(n); }, anon);
-        AxisName names;
-        for (const AtomDim& part : parts) {
-          if (!std::isdigit(static_cast<unsigned char>(part.name[0]))) lens.set(part.name, part.length, here);
-          names.push_back(display_name(part.name));
+        const auto parts = resolve_group(*g, len, here.text(), [&](const std::string& n) { return lens.find(n); });
+        std::vector<AtomDim> ids;
+        DimAxes names;
+        for (const Part& part : parts) {
+          AxisId id = 0;
+          if (part.name.empty()) {
+            id = anonymous(r.axes, part.length);
+          } else {
+            lens.set(part.name, part.length, here);
+            id = r.axes.named(part.name, part.length);
+          }
+          ids.push_back({id, part.length, 0});
+          names.push_back(id);
         }
         std::vector<AtomDim> split;
-        split_group(split, parts, stride);
+        split_group(split, ids, r.axes, stride);
         for (AtomDim& a : split) add_atom(v, std::move(a));
-        axes.push_back(names);
+        dims.push_back(names);
       } else {
         if (len != 1) throw ShapeError(here.text() + " has length " + str(len) + " but the pattern gives it length 1");
-        axes.push_back(std::holds_alternative<ast::Unit>(t) ? AxisName{} : AxisName{"1"});
+        if (std::holds_alternative<ast::Anonymous>(t)) dims.push_back({anonymous(r.axes, 1)});
+        else if (!scalar) dims.push_back({});
       }
       ++d;
     }
     r.inputs.push_back(std::move(v));
-    r.input_axes.push_back(std::move(axes));
+    r.input_dims.push_back(std::move(dims));
   }
-  for (int j = 0; j < E; ++j) lens.set("…" + str(j), L[static_cast<std::size_t>(j)], Where{-1, -1, "'...'"});
-  r.output = resolve_output(p.output, E, lens);
+  r.output = resolve_output(p.output, ellipsis, r.axes);
   given.check_all_used(p.text);
-  r.lengths = lens.all();
   return r;
 }
 

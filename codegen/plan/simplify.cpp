@@ -25,21 +25,7 @@ Plan fuse_view_chains(Plan plan) {
 /// Replaces every use of a value by `replacement[value]`.
 void rename_uses(Plan& plan, const std::vector<int>& replacement) {
   auto r = [&](int& v) { v = replacement[static_cast<std::size_t>(v)]; };
-  for (Step& step : plan.steps) {
-    std::visit(
-        [&](auto& s) {
-          using S = std::decay_t<decltype(s)>;
-          if constexpr (std::is_same_v<S, ContractStep>) {
-            r(s.a);
-            r(s.b);
-          } else if constexpr (std::is_same_v<S, MapStep>) {
-            for (int& v : s.srcs) r(v);
-          } else {
-            r(s.src);
-          }
-        },
-        step);
-  }
+  for (Step& step : plan.steps) for_each_value(step, r, false);
   r(plan.output);
 }
 
@@ -51,26 +37,11 @@ Plan drop_identity_views(Plan plan) {
     if (const auto* v = std::get_if<ViewStep>(&step)) {
       const Value& src = plan.values[static_cast<std::size_t>(v->src)];
       const Value& dst = plan.values[static_cast<std::size_t>(v->dst)];
-      if (src.layout == dst.layout && src.axes == dst.axes)
+      if (src.layout == dst.layout && src.dims == dst.dims)
         replacement[static_cast<std::size_t>(v->dst)] = replacement[static_cast<std::size_t>(v->src)];
     }
   rename_uses(plan, replacement);
   return plan;
-}
-
-std::vector<int> reads_of(const Step& step) {
-  return std::visit(
-      [](const auto& s) -> std::vector<int> {
-        using S = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<S, ContractStep>) return {s.a, s.b};
-        else if constexpr (std::is_same_v<S, MapStep>) return s.srcs;
-        else return {s.src};
-      },
-      step);
-}
-
-int dst_of(const Step& step) {
-  return std::visit([](const auto& s) { return s.dst; }, step);
 }
 
 /// Removes steps whose value nothing reads, then values and buffers nothing refers to.
@@ -79,8 +50,8 @@ Plan remove_unused(Plan plan) {
   std::vector<bool> live(nv, false);
   live[static_cast<std::size_t>(plan.output)] = true;
   for (std::size_t i = plan.steps.size(); i-- > 0;)
-    if (live[static_cast<std::size_t>(dst_of(plan.steps[i]))])
-      for (int r : reads_of(plan.steps[i])) live[static_cast<std::size_t>(r)] = true;
+    if (live[static_cast<std::size_t>(destination(plan.steps[i]))])
+      for (int r : sources(plan.steps[i])) live[static_cast<std::size_t>(r)] = true;
   for (int i = 0; i < plan.num_inputs; ++i) live[static_cast<std::size_t>(i)] = true;
 
   std::vector<bool> buffer_live(plan.buffers.size(), false);
@@ -104,7 +75,7 @@ Plan remove_unused(Plan plan) {
     }
   std::vector<Step> steps;
   for (Step& step : plan.steps)
-    if (live[static_cast<std::size_t>(dst_of(step))]) steps.push_back(std::move(step));
+    if (live[static_cast<std::size_t>(destination(step))]) steps.push_back(std::move(step));
   plan.steps = std::move(steps);
   rename_uses(plan, new_value);
   for (Step& step : plan.steps) std::visit([&](auto& s) { s.dst = new_value[static_cast<std::size_t>(s.dst)]; }, step);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (fuzz/README.md): patterns for fuzz_parse,
-hand-made .npy files for fuzz_npy, encoded cases for fuzz_plan (format in plan_case.hpp).
+model programs for fuzz_model (with examples/models/*.ein), hand-made .npy files for
+fuzz_npy, encoded cases for fuzz_plan (format in plan_case.hpp).
 Run from anywhere; it rewrites the seed_* files beside it and leaves other files (crashes
 found by fuzzing, kept as regression inputs) alone. Needs only the standard library."""
 import os
@@ -33,6 +34,40 @@ def parse_seeds():
     for i, p in enumerate(PATTERNS):
         write("parse", "%02d" % i, p.encode("latin-1") if "\xff" in p else p.encode("utf-8"))
     write("parse", "long", "a " * 2050 + "-> a")  # over the 4096-byte limit
+
+
+# ---- fuzz_model: model programs -------------------------------------------------------------
+MODEL_PRELUDE = "axes B=2 D=3 E=4\ninput x: B D\nparam w: D E bf16\n"
+MODELS = [
+    MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E")\n',
+    MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E")\ng = map(h, "B E -> B E", "gelu")\n'
+    'r = reduce(g, "B E -> B", "mean")\noutput h r\n',
+    MODEL_PRELUDE + 'y = rearrange(x, "B (h d) -> B h d", h=3)\nz = repeat(y, "B h d -> B h d c", c=2)\n',
+    MODEL_PRELUDE + 'm = map(x, x, "B D, B D -> B D", "mul")  # comment\r\n\toutput m\r\n',
+    "# only a comment\n\n",
+    "axes H=2 K=3\ninput s:\nparam q: (H K) f8_e4m3\nt = rearrange(q, \"(H K) -> K H\")\n",
+    # malformed and inconsistent
+    MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B (E")\n',
+    MODEL_PRELUDE + 'h = einsum(x, v, "B D, D E -> B E")\n',
+    MODEL_PRELUDE + 'h = map(g, "B D -> B D", "exp")\ng = map(x, "B D -> B D", "exp")\n',
+    MODEL_PRELUDE + 'x = map(x, "B D -> D B", "gleu")\n',
+    MODEL_PRELUDE + 'h = reduce(x, "B D -> B")\noutput z z\n',
+    MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E", c=2, "sum")\n',
+    "axes B=0 C=99999999999999999999 f32=1\n",
+    "input = map(x, \"a -> a\")\n",
+    'h = map(x, "a\x00 -> a", "caf\u00e9")\n',
+    "axes B=2\ninput x: B\nh = map(x, \"B -> B\", \"exp\"\n",
+]
+
+
+def model_seeds():
+    for i, text in enumerate(MODELS):
+        write("model", "%02d" % i, text)
+    models = os.path.join(HERE, "..", "..", "examples", "models")
+    for name in sorted(os.listdir(models)):
+        if name.endswith(".ein"):
+            with open(os.path.join(models, name), "rb") as f:
+                write("model", name, f.read())
 
 
 # ---- fuzz_npy: .npy files ------------------------------------------------------------------
@@ -121,6 +156,11 @@ def plan_seeds():
         ("einsum", "f32", "a b c -> ", [2, 3, 4], [[0]]),
         ("einsum", "f64", "(a b) c, c -> a b", [2, 3, 4], [[0], [0]], 0, 0, 3),
         ("einsum", "f32", "a b, a b, a b, a b -> a", [3, 2], [[0], [1], [0], [4, 1, 0]], 0, 0, 6),
+        ("einsum", "f64", "i, -> i", [4], [[0], [0]]),               # a 0-d operand
+        ("einsum", "f32", ", i, i ->", [3], [[0], [1], [0]]),        # 0-d, and a scalar output
+        ("einsum", "f64", "a a b, b c -> a c", [3, 2, 4], [[0], [1]]),  # a diagonal (and its gradient)
+        ("einsum", "f64", "a b e, b c, c d -> a d", [2, 3, 2, 4, 3], [[1], [0], [0]]),  # a private axis
+        ("binary", "f64", "a b, -> a b", [2, 3], [[0], [0]], 0, 2),   # a 0-d operand of a map
         ("binary", "f32", "b s h, h -> b s h", [2, 3, 4], [[0], [0]], 0, 0),
         ("binary", "i32", "a b, b a -> a b", [2, 3], [[0], [1]], 0, 3),
         ("binary", "f64", "a, b -> a b", [3, 4], [[3, 2], [4, 1]], 0, 5),
@@ -147,5 +187,6 @@ def plan_seeds():
 
 if __name__ == "__main__":
     parse_seeds()
+    model_seeds()
     npy_seeds()
     plan_seeds()

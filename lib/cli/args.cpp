@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <set>
 
+#include "einexpr/parser/parse.hpp"
+
 namespace einexpr::cli {
 
 namespace {
@@ -105,9 +107,14 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
   return e;
 }
 
-Plan plan_of(const ExprSpec& e, DType dtype) {
-  if (e.op == "map") return plan_map_from_sizes(e.pattern, e.function, e.sizes, dtype);
-  return plan_from_sizes(e.op, e.pattern, e.sizes, dtype, e.reduction, e.correction);
+OpSpec ExprSpec::op_spec() const {
+  OpSpec spec;
+  for (Op o : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
+    if (op == name(o)) spec.op = o;
+  spec.reduction = reduction;
+  spec.correction = correction;
+  if (spec.op == Op::map) spec.function = parse_map_function(function, parse(pattern).operands.size());
+  return spec;
 }
 
 MapArgs split_map_args(const std::vector<std::string>& args) {

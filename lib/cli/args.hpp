@@ -34,6 +34,10 @@ struct ExprSpec {
   std::int64_t correction = 1;  // reduce var / std
   std::string function;         // map: a unary function (one operand) or a binary one (two)
   AxisLengths sizes;
+
+  /// What the planner takes (without lengths: plan_from_sizes picks the ones the pattern uses).
+  /// A map's function is parsed here: Error for an unknown one or one of the other arity.
+  OpSpec op_spec() const;
 };
 
 /// OP PATTERN [REDUCTION | FUNCTION] NAME=LEN...: `rest` is what follows the pattern. A
@@ -46,9 +50,6 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
 /// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN", "reduce|PATTERN|REDUCTION|NAME=LEN,..." or
 /// "map|PATTERN|FUNCTION|NAME=LEN,...".
 ExprSpec parse_expr_text(const std::string& text);
-
-/// The expression's plan from its sizes alone (plan_from_sizes, plan_map_from_sizes).
-Plan plan_of(const ExprSpec& e, DType dtype);
 
 /// A map's IN.npy [IN2.npy] [NAME=LEN...] arguments: NAME=LEN where the argument is an
 /// identifier, '=' and digits, a file otherwise.

@@ -14,14 +14,14 @@ namespace einexpr::cli {
 
 namespace {
 
+/// The expression compiled with the lengths its plan from sizes used (the tensors' shapes
+/// then say the rest).
 Compiled compile(const ExprSpec& e, const Plan& plan) {
-  const AxisLengths& lengths = e.sizes;
-  if (e.op == "einsum") return compile_einsum(e.pattern);
-  if (e.op == "rearrange") return compile_rearrange(e.pattern, lengths);
-  if (e.op == "reduce") return compile_reduce(e.pattern, e.reduction, lengths, e.correction);
-  if (e.op == "map")
-    return Compiled(e.pattern, parse_map_function(e.function, static_cast<std::size_t>(plan.num_inputs)), lengths);
-  return compile_repeat(e.pattern, lengths);
+  OpSpec spec = e.op_spec();
+  if (spec.op != Op::einsum)
+    for (const auto& [axis, length] : e.sizes)
+      if (plan.axes.find(axis) >= 0) spec.lengths.emplace_back(axis, length);
+  return Compiled(std::move(spec), e.pattern);
 }
 
 /// Random inputs of the shapes the plan from sizes gives, on `device`.
@@ -109,7 +109,7 @@ int bench_command(const BenchArgs& args) {
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
   spec.peak_for(dtype);  // no peak for this dtype: fail before running
   apply_threads(args.run);
-  const Plan plan = plan_of(e, dtype);
+  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
   const Compiled compiled = compile(e, plan);
   Progress progress;
@@ -139,7 +139,7 @@ int roofline_command(const RooflineArgs& args) {
   std::vector<RooflinePoint> points;
   Table t({"label", "op", "FLOPs", "bytes", "FLOP/B", "bound", "time", "attainable"}, "llrrrlrr");
   for (const ExprSpec& e : exprs) {
-    const Cost c = cost(plan_of(e, dtype));
+    const Cost c = cost(plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype));
     const Roofline r = roofline(c, device);
     const double attainable = r.time_s > 0 ? c.flops.to_double() / r.time_s : 0;
     points.push_back({e.pattern, r.intensity, attainable, false});

@@ -1,6 +1,7 @@
 // cost, explain, check: what an expression costs and how it is planned, from the pattern
 // and the axis sizes alone (nothing is allocated), and whether a pattern is valid.
 #include <iostream>
+#include <optional>
 #include <variant>
 
 #include "args.hpp"
@@ -17,8 +18,10 @@ namespace {
 struct CostReport {
   ExprSpec expr;
   Cost cost;
-  BackwardCost backward;
-  Roofline roofline;
+  std::optional<BackwardCost> backward;  // none when a gradient is not defined...
+  std::string backward_error;            // ...and why
+  std::optional<Roofline> roofline;      // none when the device lists no peak for the dtype...
+  std::string roofline_error;            // ...and why
 };
 
 CostReport make_report(const CostArgs& args) {
@@ -26,10 +29,19 @@ CostReport make_report(const CostArgs& args) {
   r.expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction);
   const DType dtype = parse_dtype(args.expr.dtype);
   const DeviceSpec device = find_device(args.device);
-  const Plan plan = plan_of(r.expr, dtype);
+  const Plan plan = plan_from_sizes(r.expr.op_spec(), r.expr.pattern, r.expr.sizes, dtype);
   r.cost = cost(plan);
-  r.backward = backward_cost(plan);
-  r.roofline = roofline(r.cost, device);
+  try {  // a forward's cost never fails for want of a gradient
+    r.backward = backward_cost(plan);
+  } catch (const Error& e) {
+    r.backward_error = e.what();
+  }
+  try {  // nor for want of a peak where the tables list none (bool, integers)
+    r.roofline = roofline(r.cost, device);
+  } catch (const Error& e) {
+    if (is_floating(dtype)) throw;  // a float peak the chosen device lacks: the user's to fix
+    r.roofline_error = e.what();
+  }
   return r;
 }
 
@@ -44,10 +56,13 @@ std::string title(const ExprSpec& e, DType dtype) {
 
 void print_cost_table(const CostReport& r) {
   const Cost& c = r.cost;
-  const Roofline& f = r.roofline;
   Table t({}, "lrll");
   add_quantity(t, "FLOPs", si(c.flops.to_double(), "FLOP"), c.flops.str() + " = " + c.flops_formula.str());
   add_quantity(t, "exact FLOPs", si(c.flops_exact.to_double(), "FLOP"), c.flops_exact.str() + " (multiplies + adds)");
+  if (c.op == "einsum")
+    add_quantity(t, "numpy FLOPs", si(c.flops_numpy.to_double(), "FLOP"),
+                 c.flops_numpy.str() + " (numpy.einsum_path's count of this path)");
+  add_quantity(t, "MACs", si(c.macs.to_double(), "MAC"), c.macs.str() + " (multiply-accumulates, as fvcore counts)");
   if (c.naive_flops != c.flops)
     add_quantity(t, "naive FLOPs", si(c.naive_flops.to_double(), "FLOP"), c.naive_flops.str() + " (one loop nest)");
   add_quantity(t, "bytes read", iec(c.bytes_read.to_double()), c.bytes_read.str() + " (each input once)");
@@ -56,26 +71,39 @@ void print_cost_table(const CostReport& r) {
   add_quantity(t, "peak temporary", iec(c.peak_extra_bytes.to_double()), c.peak_extra_bytes.str());
   add_quantity(t, "intensity", num(c.intensity()) + " FLOP/B",
                "exact " + num(c.intensity_exact()) + "; ideal bytes = " + c.bytes_formula.str());
-  add_quantity(t, "backward", si(r.backward.flops.to_double(), "FLOP"),
-               r.backward.flops.str() + " (" + std::to_string(r.backward.gradients.size()) + " gradients)");
-  t.add({"roofline", "", "",
-         f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
-             si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
-  t.add({"bound", "", "",
-         f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
-             num(f.accelerator_intensity) + ")"});
-  add_quantity(t, "time", seconds(f.time_s),
-               "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
-  add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
+  if (r.backward)
+    add_quantity(t, "backward", si(r.backward->flops.to_double(), "FLOP"),
+                 r.backward->flops.str() + " (" + std::to_string(r.backward->gradients.size()) + " gradients)");
+  else
+    t.add({"backward", "-", "", "none: " + r.backward_error});
+  if (r.roofline) {
+    const Roofline& f = *r.roofline;
+    t.add({"roofline", "", "",
+           f.device + " (" + std::string(name(f.dtype)) + "): " + si(f.peak_flops, "FLOP/s") + ", " +
+               si(f.bandwidth, "B/s") + ", ridge " + num(f.accelerator_intensity) + " FLOP/B"});
+    t.add({"bound", "", "",
+           f.bound() + " (intensity " + num(f.intensity) + (f.compute_bound ? " >= " : " < ") +
+               num(f.accelerator_intensity) + ")"});
+    add_quantity(t, "time", seconds(f.time_s),
+                 "lower bound: compute " + seconds(f.compute_time_s) + ", memory " + seconds(f.memory_time_s));
+    add_quantity(t, "best MFU", fixed(f.best_mfu, 3), "at the roofline bound");
+  } else {
+    t.add({"roofline", "-", "", "none: " + r.roofline_error});
+  }
   std::cout << title(r.expr, c.dtype) << t.str();
 }
 
 void print_backward_table(const CostReport& r) {
+  if (!r.backward) {
+    std::cout << "backward: none (" << r.backward_error << ")\n";
+    return;
+  }
+  const BackwardCost& b = *r.backward;
   Table t({"gradient", "expression", "FLOPs", "bytes"}, "llrr");
-  for (const GradientCost& g : r.backward.gradients)
+  for (const GradientCost& g : b.gradients)
     t.add({g.input, g.expression, si(g.cost.flops.to_double(), "FLOP"), iec(g.cost.ideal_bytes().to_double())});
-  t.add({"total", "", si(r.backward.flops.to_double(), "FLOP"), iec(r.backward.bytes.to_double())});
-  const Count both = r.cost.flops + r.backward.flops;
+  t.add({"total", "", si(b.flops.to_double(), "FLOP"), iec(b.bytes.to_double())});
+  const Count both = r.cost.flops + b.flops;
   std::cout << "backward\n"
             << t.str() << "  forward + backward: " << si(both.to_double(), "FLOP") << " = " << both.str() << " ("
             << num(both.to_double() / r.cost.flops.to_double(), 3) << " x forward)\n";
@@ -124,15 +152,27 @@ void print_cost_json(const CostReport& r, bool with_gradients) {
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
   j.end_object();
   j.field("flops", c.flops).field("flops_exact", c.flops_exact).field("naive_flops", c.naive_flops);
+  j.field("flops_numpy", c.flops_numpy).field("macs", c.macs);
   j.field("bytes_read", c.bytes_read).field("bytes_written", c.bytes_written);
   j.field("bytes_planned", c.bytes_planned).field("peak_extra_bytes", c.peak_extra_bytes);
   j.field("intensity", c.intensity()).field("intensity_exact", c.intensity_exact());
   j.key("formulas").begin_object().field("flops", c.flops_formula.str()).field("bytes", c.bytes_formula.str());
   j.end_object();
   write_steps_json(j, c);
-  j.field("backward_flops", r.backward.flops).field("backward_bytes", r.backward.bytes);
-  if (with_gradients) write_backward_json(j, r.backward);
-  write_roofline_json(j, r.roofline);
+  if (r.backward) {
+    j.field("backward_flops", r.backward->flops).field("backward_bytes", r.backward->bytes);
+    if (with_gradients) write_backward_json(j, *r.backward);
+  } else {
+    j.key("backward_flops").null().key("backward_bytes").null();
+    j.key("backward").null();
+    j.field("backward_error", r.backward_error);
+  }
+  if (r.roofline) {
+    write_roofline_json(j, *r.roofline);
+  } else {
+    j.key("roofline").null();
+    j.field("roofline_error", r.roofline_error);
+  }
   j.end_object();
 }
 
@@ -157,7 +197,7 @@ int cost_command(const CostArgs& args) {
 
 int explain_command(const ExprArgs& args) {
   const ExprSpec e = parse_expr_args(args.op, args.pattern, args.rest, args.correction);
-  const Plan plan = plan_of(e, parse_dtype(args.dtype));
+  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, parse_dtype(args.dtype));
   const Cost c = cost(plan);
   std::cout << plan.str() << "steps\n";
   Table t({"step", "kind", "FLOPs", "read", "written", "temporary"}, "llrrrr");
@@ -165,7 +205,7 @@ int explain_command(const ExprArgs& args) {
   int views = 0;
   for (std::size_t i = 0; i < c.steps.size(); ++i) {
     const StepCost& s = c.steps[i];
-    const int dst = std::visit([](const auto& step) { return step.dst; }, plan.steps.at(i));
+    const int dst = destination(plan.steps.at(i));
     t.add({"%" + std::to_string(dst), s.is_view ? s.kind + " (moves nothing)" : s.kind, si(s.flops.to_double(), "FLOP"),
            iec(s.bytes_read.to_double()), iec(s.bytes_written.to_double()), iec(s.bytes_allocated.to_double())});
     read += s.bytes_read;

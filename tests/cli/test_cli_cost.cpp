@@ -24,6 +24,41 @@ std::uint64_t u64(const Count& c) { return c.u64(); }
 
 }  // namespace
 
+TEST_CASE("cost never fails for want of a gradient: diagonals, scalars, and what has none") {
+  Sandbox box;
+  // Once refused: a diagonal's gradient, and every scalar-output einsum's.
+  struct Row {
+    std::vector<std::string> args;
+    std::uint64_t flops, backward_flops;
+  };
+  const Row rows[] = {
+      {{"einsum", "i i ->", "i=5"}, 4, 0},                         // the trace; dX = dY on the diagonal
+      {{"einsum", "i, i ->", "i=1048576"}, 2097152, 2097152},      // the lecture's dot product
+      {{"einsum", "a a b, b c -> a c", "a=3", "b=4", "c=5"}, 120, 2 * 60 + 120},
+      {{"einsum", "i j, j i ->", "i=3", "j=4"}, 24, 24},
+      {{"einsum", "i j, j k, k i ->", "i=2", "j=3", "k=4"}, 2 * 24 + 2 * 6, 0},  // (2 3) first, then 1
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.args);
+    const nlohmann::json j = cost_json(box, r.args);
+    CHECK(j["flops"].get<std::uint64_t>() == r.flops);
+    if (r.backward_flops > 0) CHECK(j["backward_flops"].get<std::uint64_t>() == r.backward_flops);
+    CHECK(j["backward_flops"].is_number());
+    CHECK_FALSE(j.contains("backward_error"));
+  }
+  // reduce any has no gradient: the forward is costed all the same, and says why.
+  const nlohmann::json any = cost_json(box, {"reduce", "a b -> a", "any", "a=3", "b=4", "--dtype", "bool"});
+  CHECK(any["flops"].get<std::uint64_t>() == 12 - 3);
+  CHECK(any["backward"].is_null());
+  CHECK(any["backward_flops"].is_null());
+  CHECK(any["backward_error"] == "backward on bool tensors is not defined");
+  CHECK(any["roofline"].is_null());  // and H100's table has no peak for bool
+  CHECK_THAT(any["roofline_error"].get<std::string>(), Catch::Contains("no peak FLOP/s for bool"));
+  const test::CliResult table = box.run({"cost", "reduce", "a b -> a", "any", "a=3", "b=4", "--dtype", "bool", "--backward"});
+  CHECK(table.status == 0);
+  CHECK_THAT(table.out, Catch::Contains("backward: none (backward on bool tensors is not defined)"));
+}
+
 TEST_CASE("cost --json has the Cost API's numbers") {
   Sandbox box;
   const AxisLengths sizes = {{"b", 1024}, {"d", 256}, {"k", 64}};
@@ -37,6 +72,8 @@ TEST_CASE("cost --json has the Cost API's numbers") {
   CHECK(j["flops"].get<std::uint64_t>() == u64(c.flops));
   CHECK(j["flops_exact"].get<std::uint64_t>() == u64(c.flops_exact));
   CHECK(j["naive_flops"].get<std::uint64_t>() == u64(c.naive_flops));
+  CHECK(j["flops_numpy"].get<std::uint64_t>() == u64(c.flops_numpy));
+  CHECK(j["macs"].get<std::uint64_t>() == 1024 * 256 * 64);
   CHECK(j["bytes_read"].get<std::uint64_t>() == u64(c.bytes_read));
   CHECK(j["bytes_written"].get<std::uint64_t>() == u64(c.bytes_written));
   CHECK(j["bytes_planned"].get<std::uint64_t>() == u64(c.bytes_planned));

@@ -83,7 +83,7 @@ TEST_CASE("rejected runs exit 1 with the reason and write nothing") {
       {{"map", "a b, b -> a b", "gelu", "x.npy", "x.npy", "-o", "out.npy"}, 1, {"'gelu' takes one operand, but 2"}},
       {{"map", "a b -> a", "exp", "x.npy", "-o", "old.npy"}, 1, {"axis 'b' of input 1 is not in the output", "^"}},
       {{"map", "a b, b -> a b", "add", "x.npy", "-o", "out.npy"}, 1, {"'add' takes two operands, but 1 is given"}},
-      {{"map", "a b, b -> a b", "gelu", "x.npy", "-o", "out.npy"}, 1, {"has 2 operands but 1"}},
+      {{"map", "a b, b -> a b", "gelu", "x.npy", "-o", "out.npy"}, 1, {"takes 1 operand, got 2 in the pattern and 1 tensor"}},
       {{"map", "(a c) b -> a c b", "exp", "x.npy", "-o", "out.npy", "a=2"}, 1, {"not divisible by 2"}},
       {{"reduce", "a b -> a", "var", "old.npy", "-o", "out.npy"}, 1, {"old.npy"}},
       {{"cost", "map", "a b -> b a", "frob", "a=1", "b=2"}, 1, {"unknown function 'frob'"}},

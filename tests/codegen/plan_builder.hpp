@@ -35,7 +35,7 @@ inline Layout make_layout(const Shape& shape, std::vector<int> order = {}, std::
 class PlanBuilder {
  public:
   explicit PlanBuilder(DType dtype) {
-    plan_.op = "test";
+    plan_.op = Op::einsum;  // hand-built: no op planned it
     plan_.dtype = dtype;
   }
   /// The next input, with the tensor's shape and strides (its buffer starts at its element 0).
@@ -74,7 +74,7 @@ class PlanBuilder {
     plan_.steps.push_back(ReduceStep{src, dst, op, std::move(axes)});
     return dst;
   }
-  int map(std::vector<int> srcs, std::variant<UnaryOp, BinaryOp> op, const Layout& dst_layout) {
+  int map(std::vector<int> srcs, std::variant<UnaryOp, BinaryOp, GradOp> op, const Layout& dst_layout) {
     const int dst = temp(dst_layout);
     plan_.steps.push_back(MapStep{std::move(srcs), dst, op});
     return dst;
@@ -88,7 +88,7 @@ class PlanBuilder {
  private:
   int add_value(int buffer, const Layout& layout) {
     Value v{buffer, layout, {}};
-    for (int d = 0; d < layout.dim(); ++d) v.axes.push_back({"d" + std::to_string(d)});
+    v.dims.resize(static_cast<std::size_t>(layout.dim()));  // no axes named: unit names, lengths from the layout
     plan_.values.push_back(std::move(v));
     return static_cast<int>(plan_.values.size()) - 1;
   }

@@ -78,7 +78,7 @@ Tensor operand(std::int64_t rows, std::int64_t cols, In mode, DType dtype, std::
   return {};
 }
 
-Tensor run_map(const std::vector<Tensor>& srcs, std::variant<UnaryOp, BinaryOp> op, bool transposed_out) {
+Tensor run_map(const std::vector<Tensor>& srcs, std::variant<UnaryOp, BinaryOp, GradOp> op, bool transposed_out) {
   PlanBuilder pb(srcs[0].dtype());
   std::vector<int> ins;
   for (const Tensor& s : srcs) ins.push_back(pb.input(s));

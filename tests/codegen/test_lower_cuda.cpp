@@ -16,14 +16,14 @@ namespace {
 // %0 = input [2, 3]; %1 = copy %0 (transposed view read, contiguous write)
 Plan small_plan() {
   Plan p;
-  p.op = "rearrange";
+  p.op = Op::rearrange;
   p.pattern = "a b -> b a";
   p.dtype = DType::f32;
+  const AxisId a = p.axes.add({"a", 2, AxisKind::named}), b = p.axes.add({"b", 3, AxisKind::named});
   p.num_inputs = 1;
   p.buffers = {PlanBuffer{0, 0}, PlanBuffer{-1, 6}};
-  p.values = {Value{0, Layout::contiguous({2, 3}), {{"a"}, {"b"}}},
-              Value{0, Layout{{3, 2}, {1, 3}, 0}, {{"b"}, {"a"}}},
-              Value{1, Layout::contiguous({3, 2}), {{"b"}, {"a"}}}};
+  p.values = {Value{0, Layout::contiguous({2, 3}), {{a}, {b}}}, Value{0, Layout{{3, 2}, {1, 3}, 0}, {{b}, {a}}},
+              Value{1, Layout::contiguous({3, 2}), {{b}, {a}}}};
   p.steps = {ViewStep{0, 1}, CopyStep{1, 2}};
   p.output = 2;
   validate(p);

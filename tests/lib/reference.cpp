@@ -149,6 +149,7 @@ Single resolve_single(const Tensor& x, const std::string& pattern, const AxisLen
   const int e = ellipsis_of(p.operands.at(0), x.dim());
   int anon = 0;
   s.left = side_of(p.operands[0], e, e, s.lens, anon);
+  if (x.dim() == 0) s.left.clear();  // "()" names a 0-d input too
   s.right = side_of(p.output, e, e, s.lens, anon);
   learn(s.left, x.shape(), s.lens);
   return s;
@@ -253,8 +254,10 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
   for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
   std::vector<Side> sides;
   int anon = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i)
+  for (std::size_t i = 0; i < xs.size(); ++i) {
     sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
+    if (xs[i].dim() == 0) sides.back().clear();  // "()" names a 0-d operand too
+  }
   for (int pass = 0; pass < 3; ++pass)  // single dims first, then groups by division
     for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
   const Side out = side_of(p.output, total, total, lens, anon);
@@ -282,6 +285,46 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
   if (integer)
     for (std::size_t i = 0; i < iacc.size(); ++i) r.values[i] = static_cast<double>(iacc[i]);
   return r;
+}
+
+std::vector<Result> einsum_gradients(const std::vector<Tensor>& xs, const std::string& pattern,
+                                     const std::vector<double>& dy, const AxisLengths& lengths) {
+  const ast::Pattern p = parse(pattern);
+  std::map<std::string, std::int64_t> lens;
+  for (const auto& [n, l] : lengths) lens[n] = l;
+  int total = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
+  std::vector<Side> sides;
+  int anon = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
+    if (xs[i].dim() == 0) sides.back().clear();  // "()" names a 0-d operand too
+  }
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
+  const Side out = side_of(p.output, total, total, lens, anon);
+  std::vector<const Side*> all;
+  for (const Side& s : sides) all.push_back(&s);
+  all.push_back(&out);
+  const Shape out_shape = shape_of(out, lens);
+  std::vector<std::vector<double>> in;
+  std::vector<Result> grads;
+  for (const Tensor& t : xs) {
+    in.push_back(values_of(t));
+    grads.push_back(Result{t.shape(), std::vector<double>(static_cast<std::size_t>(t.numel()), 0.0)});
+  }
+  const std::size_t n = xs.size();
+  std::vector<std::size_t> at(n);
+  std::vector<double> prefix(n + 1), suffix(n + 1);
+  for_all(atoms_of(all), lens, [&](const auto& idx) {
+    for (std::size_t i = 0; i < n; ++i) at[i] = static_cast<std::size_t>(flat_index(sides[i], xs[i].shape(), idx, lens));
+    prefix[0] = suffix[n] = 1;
+    for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] * in[i][at[i]];
+    for (std::size_t i = n; i-- > 0;) suffix[i] = suffix[i + 1] * in[i][at[i]];
+    const double g = dy[static_cast<std::size_t>(flat_index(out, out_shape, idx, lens))];
+    for (std::size_t i = 0; i < n; ++i) grads[i].values[at[i]] += g * prefix[i] * suffix[i + 1];
+  });
+  return grads;
 }
 
 double unary(UnaryOp op, double v) { return testing_support::unary_reference(op, v); }

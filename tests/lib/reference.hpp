@@ -22,6 +22,12 @@ Result reduce(const einexpr::Tensor& x, const std::string& pattern, einexpr::Red
 Result repeat(const einexpr::Tensor& x, const std::string& pattern, const einexpr::AxisLengths& lengths = {});
 Result einsum(const std::vector<einexpr::Tensor>& xs, const std::string& pattern,
               const einexpr::AxisLengths& lengths = {});
+/// The gradient of every operand of an einsum for output gradient `dy` (row-major, of the
+/// output's shape): one pass over every assignment of the axes, adding dY times the other
+/// operands' product into each operand's element (diagonals, broadcast dims and axes only
+/// one operand has follow from the index arithmetic).
+std::vector<Result> einsum_gradients(const std::vector<einexpr::Tensor>& xs, const std::string& pattern,
+                                     const std::vector<double>& dy, const einexpr::AxisLengths& lengths = {});
 Result binary(const einexpr::Tensor& x, const einexpr::Tensor& y, const std::string& pattern, einexpr::BinaryOp op,
               const einexpr::AxisLengths& lengths = {});
 double unary(einexpr::UnaryOp op, double v);

@@ -82,7 +82,7 @@ std::vector<Row> overflow_rows() {
       {"repeat: bytes overflow, elements do not", [] { repeat(x, "a b -> a b c", {{"c", p60}}, Copy::always); }, Kind::shape, "bytes overflow 64 bits"},
       {"rearrange: a merge that overflows", [] { rearrange(broadcast({p62, 4}), "a b -> (a b)"); }, Kind::shape, "overflows 64 bits"},
       {"reduce: a broadcast view of 2^93 elements", [] { reduce(broadcast({p62, std::int64_t{1} << 31}), "a b -> ", Reduction::sum); }, Kind::shape, "overflows 64 bits"},
-      {"einsum: an outer product that overflows", [] { einsum(broadcast({p62}), broadcast({p62}), "i, j -> i j"); }, Kind::shape, "overflows 64 bits"},
+      {"einsum: an outer product that overflows", [] { einsum(broadcast({p62}), broadcast({p62}), "i, j -> i j"); }, Kind::shape, "bytes overflow 64 bits"},
       {"repeat: 2^50 bytes is planned, then refused", [] { repeat(x, "a b -> a b c", {{"c", std::int64_t{1} << 46}}, Copy::always); }, Kind::allocation, "could not allocate 1688849860263936 bytes"},
       {"zeros: negative length", [] { Tensor::zeros({-1}); }, Kind::shape, "negative length -1 in shape [-1]"},
       {"zeros: elements overflow", [] { Tensor::zeros({std::int64_t{1} << 32, std::int64_t{1} << 32}); }, Kind::shape, "overflows 64 bits"},

@@ -49,7 +49,7 @@ TEST_CASE("parse_shape blames the user's own text, one side of a pattern", "[pac
       {"a, b", 3, "parse_shape takes one operand"},
       {"a \xc3\xa9", 2, "unexpected byte 0xC3"},
       {"a (b", 2, "'(' is never closed"},
-      {"a b,", 4, "empty operand"},
+      {"a b,", 4, "parse_shape takes one operand"},  // an empty second operand
   };
   for (const Row& r : rows) {
     CAPTURE(r.pattern);

@@ -76,17 +76,20 @@ TEST_CASE("var, std and logsumexp: FLOPs, plan text and gradients", "[reduce][st
   CHECK(cost_reduce("b s h -> b h", Reduction::std, sizes).flops == Count(4 * n_in + n_out));
   CHECK(cost_reduce("b s h -> b h", Reduction::logsumexp, sizes).flops == Count(4 * n_in));
   CHECK(cost_reduce("b s h -> b h", Reduction::var, sizes).flops_formula.str() == "4·b·h·s");
-  CHECK_THAT(plan_from_sizes("reduce", "b s h -> b h", sizes, DType::f32, Reduction::var, 0).str(),
+  CHECK_THAT(plan_from_sizes(OpSpec::reduce(Reduction::var, {}, 0), "b s h -> b h", sizes).str(),
              Catch::Contains("reduce.var(correction=0)"));
-  const Plan var = plan_from_sizes("reduce", "b s h -> b h", sizes, DType::f32, Reduction::var);
-  const std::vector<GradientExpr> g = gradient_expressions(var);
+  CHECK(OpSpec::reduce(Reduction::std, {}, 0).str() == "reduce std (correction 0)");
+  const Plan var = plan_from_sizes(OpSpec::reduce(Reduction::var), "b s h -> b h", sizes);
+  const std::vector<Gradient> g = gradients(var);
   REQUIRE(g.size() == 1);
-  REQUIRE(g[0].stages.size() == 2);
-  CHECK(g[0].stages[0].op == "reduce");
-  CHECK(g[0].stages[0].reduction == Reduction::mean);
-  CHECK(g[0].stages[1].pattern == "dY · 2·(X - t0)/(n - 1)");
-  // the mean (n_in - n_out adds, n_out divides) and 3 FLOPs per input element
-  CHECK(backward_cost(var).flops == Count(n_in + 3 * n_in));
-  const Plan lse = plan_from_sizes("reduce", "b s h -> b h", sizes, DType::f32, Reduction::logsumexp);
+  CHECK(g[0].expression == "dY · 2·(X - mean(X))/(n - 1)");
+  // the sum over s (n_in - n_out adds), its scaling to the mean (n_out), and 3 FLOPs per
+  // input element (dY · c · (X - M))
+  CHECK(backward_cost(var).flops == Count(n_in - n_out + n_out + 3 * n_in));
+  // std: dY / Y first (n_out divides)
+  const Plan sd = plan_from_sizes(OpSpec::reduce(Reduction::std), "b s h -> b h", sizes);
+  CHECK(backward_cost(sd).flops == Count(n_in + n_out + 3 * n_in));
+  const Plan lse = plan_from_sizes(OpSpec::reduce(Reduction::logsumexp), "b s h -> b h", sizes);
   CHECK(backward_cost(lse).flops == Count(3 * n_in));
+  CHECK(gradients(lse)[0].expression == "dY · exp(X - Y)");
 }

@@ -66,6 +66,12 @@ const std::vector<Valid> valid_rows = {
     {"-> x", "[] -> [x]"},
     {"a,b,c->", "[a], [b], [c] -> []"},
     {"i j k, i j k, i j k -> ", "[i j k], [i j k], [i j k] -> []"},
+    // empty operands between commas: 0-d operands, as numpy's "i, -> i"
+    {"a, , b -> a", "[a], [], [b] -> [a]"},
+    {"a,,b -> a", "[a], [], [b] -> [a]"},
+    {", a -> a", "[], [a] -> [a]"},
+    {"a, -> a", "[a], [] -> [a]"},
+    {", ->", "[], [] -> []"},
     // ellipses
     {"..., ... -> ...", "[...], [...] -> [...]"},
     {"a ... -> ...", "[a ...] -> [...]"},

@@ -103,7 +103,7 @@ void restage(const Workspace& ws, const GemmOperand& op, DType dtype, DType gemm
   }
 }
 
-struct GemmPlan {
+struct BatchedGemm {
   GemmOperand a, b, c;
   Nest<3> batch;  // batch dims of a, b, c as the GEMM sees them
   std::int64_t mnk = 0;
@@ -117,7 +117,7 @@ Strides batch_strides(const Layout& l, int batch_dims) {
 /// Part `part` of `parts` of one GEMM: a block of c's rows (or columns, when c is wider
 /// than tall), aligned to split_align.
 template <class T>
-void gemm_part(const GemmPlan& p, const T* a, const T* b, T* c, int part, int parts) {
+void gemm_part(const BatchedGemm& p, const T* a, const T* b, T* c, int part, int parts) {
   MatrixMap am = p.a.map, bm = p.b.map, cm = p.c.map;
   const bool by_rows = cm.rows >= cm.cols;
   const std::int64_t len = by_rows ? cm.rows : cm.cols;
@@ -138,7 +138,7 @@ void gemm_part(const GemmPlan& p, const T* a, const T* b, T* c, int part, int pa
 
 /// Units [begin, end): unit u is part u % parts of batch item u / parts.
 template <class T>
-void gemm_units(const GemmPlan& p, const T* a, const T* b, T* c, std::int64_t begin, std::int64_t end, int parts) {
+void gemm_units(const BatchedGemm& p, const T* a, const T* b, T* c, std::int64_t begin, std::int64_t end, int parts) {
   Odometer<3> odo(p.batch.shape, p.batch.strides, p.batch.shape.size());
   odo.seek(begin / parts);
   for (std::int64_t u = begin; u < end; ++u) {
@@ -157,7 +157,7 @@ int gemm_parts(std::int64_t batches, int threads) {
 }
 
 template <class T>
-void run_gemm(const GemmPlan& p, const Workspace& ws) {
+void run_gemm(const BatchedGemm& p, const Workspace& ws) {
   restage(ws, p.a, p.dtype, p.gemm_dtype, true);
   restage(ws, p.b, p.dtype, p.gemm_dtype, true);
   const T* a = buffer_ptr<const T>(ws, p.a.gemm.buffer) + p.a.gemm.layout.offset;
@@ -182,7 +182,7 @@ void run_gemm(const GemmPlan& p, const Workspace& ws) {
 
 Kernel gemm_kernel(const ContractStep& step, const Operand& a, const Operand& b, const Operand& dst, DType dtype,
                    const AddTemp& add_temp) {
-  GemmPlan p;
+  BatchedGemm p;
   p.dtype = dtype;
   p.gemm_dtype = compute_dtype(dtype);
   p.a = gemm_operand(a, step.batch_dims, dtype, p.gemm_dtype, add_temp);

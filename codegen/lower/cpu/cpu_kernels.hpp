@@ -10,14 +10,12 @@
 #include "einexpr/runtime/dtype.hpp"
 #include "einexpr/runtime/layout.hpp"
 #include "einexpr/runtime/program.hpp"
+#include "lower/skeleton.hpp"
 
 namespace einexpr::cpu {
 
 /// A value as a kernel sees it: a program buffer and a layout relative to its base.
-struct Operand {
-  int buffer = 0;
-  Layout layout;
-};
+using Operand = lowering::Operand;
 
 /// Appends a temporary of `bytes` to the program being lowered; returns its buffer index.
 using AddTemp = std::function<int(std::size_t bytes)>;
@@ -37,6 +35,10 @@ Kernel contract_kernel(const ContractStep& step, const Operand& a, const Operand
 Kernel reduce_kernel(const ReduceStep& step, const Operand& src, const Operand& dst, DType dtype);
 /// MapStep: a unary or binary elementwise function, sources broadcast to dst's shape.
 Kernel map_kernel(const MapStep& step, const std::vector<Operand>& srcs, const Operand& dst, DType dtype);
+/// MapStep with a GradOp (grad_map_cpu.cpp): a backward pass's elementwise derivative.
+Kernel grad_map_kernel(const GradOp& op, const std::vector<Operand>& srcs, const Operand& dst, DType dtype);
+/// EmbedStep: dst's buffer zeroed, then src copied into its view `into`.
+Kernel embed_kernel(const Operand& src, const Operand& dst, std::int64_t dst_elements, const Layout& into, DType dtype);
 
 /// "[2, 3] strides [3, 1]": for kernel names.
 std::string layout_str(const Layout& layout);

@@ -27,13 +27,11 @@ void eigen_gemm_orders(const T* a, const MatrixMap& am, const T* b, const Matrix
 template <class T>
 void eigen_gemm(const T* a, MatrixMap am, const T* b, MatrixMap bm, T* c, MatrixMap cm) {
   if (cm.rows == 0 || cm.cols == 0) return;
-  if (cm.row_major) {
-    std::swap(a, b);
-    std::swap(am, bm);
-    am = am.transposed();
-    bm = bm.transposed();
-    cm = cm.transposed();
-  }
+  const detail::ColumnMajorCall call = detail::column_major_call(am, bm, cm);
+  if (call.swapped) std::swap(a, b);
+  am = call.first;
+  bm = call.second;
+  cm = call.out;
   ColMajorMap<T> C(c, cm.rows, cm.cols, Eigen::OuterStride<>(cm.outer));
   if (am.cols == 0) {
     C.setZero();

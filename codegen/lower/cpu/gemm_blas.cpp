@@ -32,13 +32,11 @@ template <class T, class Blas>
 void blas_gemm(const T* a, MatrixMap am, const T* b, MatrixMap bm, T* c, MatrixMap cm, Blas blas) {
   if (cm.rows == 0 || cm.cols == 0) return;
   if (!fits_int({cm.rows, cm.cols, am.cols, am.outer, bm.outer, cm.outer})) return eigen_gemm(a, am, b, bm, c, cm);
-  if (cm.row_major) {  // c^T = b^T a^T, column-major
-    std::swap(a, b);
-    std::swap(am, bm);
-    am = am.transposed();
-    bm = bm.transposed();
-    cm = cm.transposed();
-  }
+  const detail::ColumnMajorCall call = detail::column_major_call(am, bm, cm);
+  if (call.swapped) std::swap(a, b);
+  am = call.first;
+  bm = call.second;
+  cm = call.out;
   if (am.cols == 0) {
     for (std::int64_t j = 0; j < cm.cols; ++j)
       for (std::int64_t i = 0; i < cm.rows; ++i) c[j * cm.outer + i] = T(0);

@@ -1,75 +1,46 @@
-// lower_cpu: Plan -> Program on the CPU. Plan buffer i is program buffer i (the inputs
-// first, then the plan's temporaries in order); kernels may append staging temporaries
-// after those. Each step kind has one overload below, so a new kind fails to compile here.
-#include <string>
-#include <variant>
+// lower_cpu: Plan -> Program on the CPU, on the shared skeleton (lower/skeleton.hpp): one
+// overload per step kind below, so a new kind fails to compile here.
+#include <vector>
 
 #include "cpu_kernels.hpp"
-#include "gemm.hpp"
 #include "einexpr/codegen/lower.hpp"
-#include "einexpr/runtime/error.hpp"
+#include "gemm.hpp"
+#include "lower/skeleton.hpp"
 
 namespace einexpr {
 
 namespace {
 
-class CpuLowering {
- public:
-  CpuLowering(const Plan& plan, Program& program) : plan_(plan), program_(program) {}
+using lowering::Context;
 
-  void operator()(const ViewStep&) const {}  // a view moves nothing
-  void operator()(const CopyStep& s) const {
-    add(cpu::copy_kernel(operand(s.src), operand(s.dst), plan_.dtype));
+struct CpuBackend {
+  void operator()(const ViewStep&, Context&) const {}  // a view moves nothing
+  void operator()(const CopyStep& s, Context& c) const {
+    c.add(cpu::copy_kernel(c.operand(s.src), c.operand(s.dst), c.dtype()));
   }
-  void operator()(const ContractStep& s) const {
-    const cpu::AddTemp add_temp = [this](std::size_t bytes) {
-      program_.temp_bytes.push_back(bytes);
-      return program_.num_inputs() + static_cast<int>(program_.temp_bytes.size()) - 1;
-    };
-    add(cpu::contract_kernel(s, operand(s.a), operand(s.b), operand(s.dst), plan_.dtype, add_temp));
+  void operator()(const ContractStep& s, Context& c) const {
+    const cpu::AddTemp add_temp = [&c](std::size_t bytes) { return c.add_temp(bytes); };
+    c.add(cpu::contract_kernel(s, c.operand(s.a), c.operand(s.b), c.operand(s.dst), c.dtype(), add_temp));
   }
-  void operator()(const ReduceStep& s) const {
-    add(cpu::reduce_kernel(s, operand(s.src), operand(s.dst), plan_.dtype));
+  void operator()(const ReduceStep& s, Context& c) const {
+    c.add(cpu::reduce_kernel(s, c.operand(s.src), c.operand(s.dst), c.dtype()));
   }
-  void operator()(const MapStep& s) const {
+  void operator()(const MapStep& s, Context& c) const {
     std::vector<cpu::Operand> srcs;
-    for (int v : s.srcs) srcs.push_back(operand(v));
-    add(cpu::map_kernel(s, srcs, operand(s.dst), plan_.dtype));
+    for (int v : s.srcs) srcs.push_back(c.operand(v));
+    c.add(cpu::map_kernel(s, srcs, c.operand(s.dst), c.dtype()));
   }
-
- private:
-  cpu::Operand operand(int value) const {
-    const Value& v = plan_.values.at(static_cast<std::size_t>(value));
-    return {v.buffer, v.layout};
+  void operator()(const EmbedStep& s, Context& c) const {
+    const cpu::Operand dst = c.operand(s.dst);
+    c.add(cpu::embed_kernel(c.operand(s.src), dst, c.buffer_elements(dst.buffer), s.into, c.dtype()));
   }
-  void add(Kernel kernel) const { program_.kernels.push_back(std::move(kernel)); }
-
-  const Plan& plan_;
-  Program& program_;
 };
 
 }  // namespace
 
 Program lower_cpu(const Plan& plan) {
-  validate(plan);
-  Program program;
-  program.device = Device::cpu();
-  program.dtype = plan.dtype;
-  for (int i = 0; i < plan.num_inputs; ++i) {
-    const PlanBuffer& b = plan.buffers.at(static_cast<std::size_t>(i));
-    EINEXPR_ASSERT(b.input == i, "lower_cpu: plan buffer " + std::to_string(i) + " is not input " + std::to_string(i));
-    program.input_layouts.push_back(plan.values.at(static_cast<std::size_t>(i)).layout);
-  }
-  for (std::size_t i = static_cast<std::size_t>(plan.num_inputs); i < plan.buffers.size(); ++i) {
-    EINEXPR_ASSERT(plan.buffers[i].input < 0, "lower_cpu: an input buffer after the temporaries");
-    program.temp_bytes.push_back(static_cast<std::size_t>(
-        checked_mul(plan.buffers[i].elements, static_cast<std::int64_t>(element_size(plan.dtype)))));
-  }
-  const CpuLowering lowering(plan, program);
-  for (const Step& step : plan.steps) std::visit(lowering, step);
-  program.output_buffer = plan.output_value().buffer;
-  program.output_layout = plan.output_value().layout;
-  return program;
+  CpuBackend backend;
+  return lowering::lower_plan(plan, Device::cpu(), backend);
 }
 
 const char* cpu_gemm_backend() noexcept { return cpu::gemm_library(); }

@@ -192,6 +192,7 @@ std::function<void(const Workspace&)> binary_run(BinaryOp op, const Operand& a, 
 }  // namespace
 
 Kernel map_kernel(const MapStep& step, const std::vector<Operand>& srcs, const Operand& dst, DType dtype) {
+  if (const auto* grad = std::get_if<GradOp>(&step.op)) return grad_map_kernel(*grad, srcs, dst, dtype);
   const auto* unary = std::get_if<UnaryOp>(&step.op);
   const auto* binary = std::get_if<BinaryOp>(&step.op);
   EINEXPR_ASSERT(srcs.size() == (unary ? 1u : 2u), "map: wrong number of operands");

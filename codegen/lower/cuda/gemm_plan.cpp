@@ -14,6 +14,7 @@
 // + write) at ~2 TB/s. E.g. 64 x 128 batches of 256^2 f32 matrices that do not nest:
 // looping is 64 calls = 320 us; staging one 32 MiB operand is ~34 us: stage.
 #include "gemm_plan.hpp"
+#include "plan/matrix_map.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -34,23 +35,10 @@ Mat matrix_of(const Layout& l) {
   const auto n = l.shape.size();
   return {l.shape[n - 2], l.shape[n - 1], l.strides[n - 2], l.strides[n - 1]};
 }
-Mat transposed(const Mat& x) { return {x.cols, x.rows, x.sc, x.sr}; }
 
-struct ColMajor {
-  bool transpose;
-  std::int64_t ld;
-};
-// op(stored) == x with `stored` column-major (element (r, c) at r + c * ld), if possible.
-std::optional<ColMajor> as_colmajor(const Mat& x, bool allow_transpose = true) {
-  if (x.sr == 1 || x.rows == 1) {  // x itself is column-major
-    const std::int64_t ld = x.cols == 1 ? std::max<std::int64_t>(x.rows, 1) : x.sc;
-    if (ld >= std::max<std::int64_t>(x.rows, 1)) return ColMajor{false, ld};
-  }
-  if (allow_transpose && (x.sc == 1 || x.cols == 1)) {  // x is the transpose of a column-major matrix
-    const std::int64_t ld = x.rows == 1 ? std::max<std::int64_t>(x.cols, 1) : x.sr;
-    if (ld >= std::max<std::int64_t>(x.cols, 1)) return ColMajor{true, ld};
-  }
-  return std::nullopt;
+/// The in-place map of x (plan/matrix_map.hpp: the planner's and the CPU GEMM's test too).
+std::optional<detail::MatrixMap> map_of(const Mat& x, detail::Major prefer) {
+  return detail::fit_matrix(x.rows, x.cols, x.sr, x.sc, prefer);
 }
 
 std::size_t batch_rank(const Layout& l) { return l.shape.size() - 2; }
@@ -104,9 +92,10 @@ std::array<bool, 3> batch_staging(const Layout* ops[3], const std::size_t sizes[
   return {false, false, false};
 }
 
-MatrixArg arg_of(Source source, const Layout& l, const ColMajor& cm) {
+/// A matrix argument as the column-major call sees it: op T where it is row-major there.
+MatrixArg arg_of(Source source, const Layout& l, const detail::MatrixMap& seen) {
   const auto nb = static_cast<std::ptrdiff_t>(batch_rank(l));
-  return MatrixArg{source, l.offset, cm.transpose, cm.ld, Strides(l.strides.begin(), l.strides.begin() + nb)};
+  return MatrixArg{source, l.offset, seen.row_major, seen.outer, Strides(l.strides.begin(), l.strides.begin() + nb)};
 }
 
 }  // namespace
@@ -120,9 +109,9 @@ GemmPlan plan_gemm(Layout a, Layout b, Layout c, std::size_t ab_size, std::size_
     const Layout* ops[3] = {&sa, &sb, &sc};
     const std::size_t sizes[3] = {ab_size, ab_size, c_size};
     const std::array<bool, 3> merge = batch_staging(ops, sizes);
-    g.stage_a = merge[0] || !as_colmajor(matrix_of(sa));
-    g.stage_b = merge[1] || !as_colmajor(matrix_of(sb));
-    g.stage_c = merge[2] || !(as_colmajor(matrix_of(sc), false) || as_colmajor(transposed(matrix_of(sc)), false));
+    g.stage_a = merge[0] || !map_of(matrix_of(sa), detail::Major::row);
+    g.stage_b = merge[1] || !map_of(matrix_of(sb), detail::Major::row);
+    g.stage_c = merge[2] || !map_of(matrix_of(sc), detail::Major::row);
   }
   // staged copies have the operands' own shapes (the copy kernels need them equal)
   if (g.stage_a) a = g.staged_a = Layout::contiguous(a.shape);
@@ -132,15 +121,18 @@ GemmPlan plan_gemm(Layout a, Layout b, Layout c, std::size_t ab_size, std::size_
   const Source sa = g.stage_a ? Source::staged_a : Source::a;
   const Source sb = g.stage_b ? Source::staged_b : Source::b;
   const Source sc = g.stage_c ? Source::staged_c : Source::c;
-  const Mat am = matrix_of(a), bm = matrix_of(b), cm = matrix_of(c);
-  const bool direct = as_colmajor(cm, false).has_value();  // D = C = A B, else D = C^T = B^T A^T
-  const Mat pm = direct ? am : transposed(bm), qm = direct ? bm : transposed(am), dm = direct ? cm : transposed(cm);
-  g.p = arg_of(direct ? sa : sb, direct ? a : b, as_colmajor(pm).value());
-  g.q = arg_of(direct ? sb : sa, direct ? b : a, as_colmajor(qm).value());
-  g.d = arg_of(sc, c, as_colmajor(dm, false).value());
-  g.m = dm.rows;
-  g.n = dm.cols;
-  g.k = pm.cols;
+  // D = C = A B where C can be column-major, else D = C^T = B^T A^T (column_major_call); A
+  // and B are then read without a transpose wherever they allow it.
+  const auto cm = map_of(matrix_of(c), detail::Major::column);
+  const detail::Major ab = cm.value().row_major ? detail::Major::row : detail::Major::column;
+  const detail::ColumnMajorCall call =
+      detail::column_major_call(map_of(matrix_of(a), ab).value(), map_of(matrix_of(b), ab).value(), *cm);
+  g.p = arg_of(call.swapped ? sb : sa, call.swapped ? b : a, call.first);
+  g.q = arg_of(call.swapped ? sa : sb, call.swapped ? a : b, call.second);
+  g.d = arg_of(sc, c, call.out);
+  g.m = call.out.rows;
+  g.n = call.out.cols;
+  g.k = call.first.cols;
   g.batch.assign(c.shape.begin(), c.shape.end() - 2);
   if (!g.batch.empty())
     g.batched = static_cast<std::size_t>(std::max_element(g.batch.begin(), g.batch.end()) - g.batch.begin());

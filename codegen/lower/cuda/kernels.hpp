@@ -30,6 +30,11 @@ void map_unary(int device, UnaryOp op, DType dtype, std::byte* dst, const Layout
 void map_binary(int device, BinaryOp op, DType dtype, std::byte* dst, const Layout& dst_layout, const std::byte* a,
                 const Layout& a_layout, const std::byte* b, const Layout& b_layout);
 
+// ---- grad_map_cuda.cu ----
+/// A GradOp (plan.hpp) over 1 to 3 sources (dY first) broadcast to dst's shape.
+void map_grad(int device, const GradOp& op, DType dtype, std::byte* dst, const Layout& dst_layout,
+              const std::vector<const std::byte*>& srcs, const std::vector<Layout>& src_layouts);
+
 // ---- reduce_cuda.cu ----
 /// A reduction planned once, at lowering (the layouts are the plan's).
 struct ReducePlan {

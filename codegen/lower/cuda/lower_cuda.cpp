@@ -1,12 +1,12 @@
-// lower_cuda(): Plan -> Program for a CUDA device, the sibling of lower_cpu. It visits the
-// same Step variant with one overload per alternative (a step missing here is a compile
-// error) and maps buffers the same way: plan buffer i < num_inputs is program buffer i, the
-// plan's temporaries follow in order with elements * element_size bytes, and staging
-// temporaries some steps need (partial sums, staged GEMM operands) are appended after them.
-// Each kernel queues work on the device's stream; nothing waits for the GPU here.
+// lower_cuda(): Plan -> Program for a CUDA device, the sibling of lower_cpu on the same
+// skeleton (lower/skeleton.hpp: validation, buffers, one overload per Step alternative, so a
+// step missing here is a compile error). Staging temporaries some steps need (partial sums,
+// staged GEMM operands) are appended after the plan's. Each kernel queues work on the
+// device's stream; nothing waits for the GPU here.
 #include <string>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "einexpr/codegen/lower.hpp"
@@ -19,13 +19,6 @@ namespace einexpr {
 namespace gpu {
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 void lower_copy(const CopyStep& s, Lowering& low) {
   const Value src = low.value(s.src), dst = low.value(s.dst);
@@ -53,6 +46,20 @@ void lower_map(const MapStep& s, Lowering& low) {
   const Value dst = low.value(s.dst);
   const DType dtype = low.plan.dtype;
   const int device = low.device;
+  if (const auto* grad = std::get_if<GradOp>(&s.op)) {
+    std::vector<Value> srcs;
+    for (int v : s.srcs) srcs.push_back(low.value(v));
+    low.add_kernel("map." + name(*grad), [=, op = *grad](const Workspace& ws) {
+      std::vector<const std::byte*> bases;
+      std::vector<Layout> layouts;
+      for (const Value& v : srcs) {
+        bases.push_back(buffer_base(ws, v.buffer));
+        layouts.push_back(v.layout);
+      }
+      map_grad(device, op, dtype, buffer_base(ws, dst.buffer), dst.layout, bases, layouts);
+    });
+    return;
+  }
   if (const auto* op = std::get_if<UnaryOp>(&s.op)) {
     EINEXPR_ASSERT(s.srcs.size() == 1, "a unary map has one source");
     const Value src = low.value(s.srcs[0]);
@@ -70,18 +77,31 @@ void lower_map(const MapStep& s, Lowering& low) {
   });
 }
 
-void map_buffers(const Plan& plan, Program& program) {
-  for (int i = 0; i < static_cast<int>(plan.buffers.size()); ++i) {
-    const PlanBuffer& b = plan.buffers[static_cast<std::size_t>(i)];
-    if (i < plan.num_inputs) {
-      EINEXPR_ASSERT(b.input == i, "plan: buffer i < num_inputs must be input i");
-      program.input_layouts.push_back(plan.values.at(static_cast<std::size_t>(i)).layout);
-    } else {
-      EINEXPR_ASSERT(b.input < 0, "plan: inputs' buffers come first");
-      program.temp_bytes.push_back(static_cast<std::size_t>(b.elements) * element_size(plan.dtype));
-    }
-  }
+void lower_embed(const EmbedStep& s, Lowering& low) {
+  const Value src = low.value(s.src), dst = low.value(s.dst);
+  const std::size_t bytes = low.buffer_bytes(dst.buffer), es = element_size(low.plan.dtype);
+  const Layout into = s.into;
+  const int device = low.device;
+  low.add_kernel("embed", [=](const Workspace& ws) {
+    zero_bytes(device, buffer_base(ws, dst.buffer), bytes);
+    copy_values(device, buffer_base(ws, dst.buffer), into, buffer_base(ws, src.buffer), src.layout, es);
+  });
 }
+
+struct CudaBackend {
+  int device;
+  template <class S>
+  void lower(const S& step, lowering::Context& c, void (*f)(const S&, Lowering&)) const {
+    Lowering low{c, c.plan(), device};
+    f(step, low);
+  }
+  void operator()(const ViewStep&, lowering::Context&) const {}  // a view moves nothing
+  void operator()(const CopyStep& s, lowering::Context& c) const { lower(s, c, lower_copy); }
+  void operator()(const ContractStep& s, lowering::Context& c) const { lower(s, c, lower_contract); }
+  void operator()(const ReduceStep& s, lowering::Context& c) const { lower(s, c, lower_reduce); }
+  void operator()(const MapStep& s, lowering::Context& c) const { lower(s, c, lower_map); }
+  void operator()(const EmbedStep& s, lowering::Context& c) const { lower(s, c, lower_embed); }
+};
 
 }  // namespace
 
@@ -90,26 +110,8 @@ void map_buffers(const Plan& plan, Program& program) {
 Program lower_cuda(const Plan& plan, Device device) {
   if (!device.is_cuda()) throw DeviceError("lower_cuda needs a CUDA device, not " + device.str());
   gpu::check_device(device.index);
-  validate(plan);
-  Program program;
-  program.device = device;
-  program.dtype = plan.dtype;
-  gpu::map_buffers(plan, program);
-  gpu::Lowering low{plan, program, device.index};
-  for (const Step& step : plan.steps) {
-    std::visit(gpu::Overloaded{
-                   [](const ViewStep&) {},  // a view moves nothing
-                   [&](const CopyStep& s) { gpu::lower_copy(s, low); },
-                   [&](const ContractStep& s) { gpu::lower_contract(s, low); },
-                   [&](const ReduceStep& s) { gpu::lower_reduce(s, low); },
-                   [&](const MapStep& s) { gpu::lower_map(s, low); },
-               },
-               step);
-  }
-  const Value& out = plan.output_value();
-  program.output_buffer = out.buffer;
-  program.output_layout = out.layout;
-  return program;
+  gpu::CudaBackend backend{device.index};
+  return lowering::lower_plan(plan, device, backend);
 }
 
 }  // namespace einexpr

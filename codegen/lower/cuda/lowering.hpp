@@ -8,26 +8,24 @@
 
 #include "einexpr/codegen/plan.hpp"
 #include "einexpr/runtime/program.hpp"
+#include "lower/skeleton.hpp"
 
 namespace einexpr::gpu {
 
+/// A step's lowering on device `device`: the shared skeleton's Context (lower/skeleton.hpp)
+/// with the names the CUDA lowerings use.
 struct Lowering {
+  lowering::Context& context;
   const Plan& plan;
-  Program& program;
   int device;
 
-  const Value& value(int v) const { return plan.values.at(static_cast<std::size_t>(v)); }
+  const Value& value(int v) const { return context.value(v); }
   /// Bytes of a plan buffer that is a temporary.
-  std::size_t buffer_bytes(int buffer) const {
-    return static_cast<std::size_t>(plan.buffers.at(static_cast<std::size_t>(buffer)).elements) * element_size(plan.dtype);
-  }
+  std::size_t buffer_bytes(int buffer) const { return context.buffer_bytes(buffer); }
   /// Appends a staging temporary (after the plan's own); returns its program buffer index.
-  int add_temp(std::size_t bytes) {
-    program.temp_bytes.push_back(bytes);
-    return program.num_inputs() + static_cast<int>(program.temp_bytes.size()) - 1;
-  }
+  int add_temp(std::size_t bytes) { return context.add_temp(bytes); }
   void add_kernel(std::string name, std::function<void(const Workspace&)> run) {
-    program.kernels.push_back(Kernel{std::move(name), std::move(run)});
+    context.add(Kernel{std::move(name), std::move(run)});
   }
 };
 

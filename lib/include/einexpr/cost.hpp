@@ -21,6 +21,7 @@ namespace einexpr {
 
 Cost cost_einsum(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
 Cost cost_rearrange(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
+/// `correction`: var and std only (torch's; 1 by default).
 Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes,
                  DType dtype = DType::f32, std::int64_t correction = 1);
 Cost cost_repeat(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
@@ -49,14 +50,12 @@ RunReport measure_run(const Compiled& expression, std::span<const Tensor> inputs
                       const MeasureOptions& options = {});
 
 /// The plan of an op from sizes alone (contiguous inputs), as `einexpr explain` prints it.
-/// op: "einsum", "rearrange", "reduce", "repeat"; reduction only for "reduce", correction
-/// only for its var and std.
+/// op: "einsum", "rearrange", "reduce", "repeat"; reduction only for "reduce".
 Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes,
-                     DType dtype = DType::f32, Reduction reduction = Reduction::sum,
-                     std::int64_t correction = 1);
-/// The plan of a map from sizes alone: a unary function ("gelu") with a one-operand
-/// pattern, a binary one ("add") with two.
-Plan plan_map_from_sizes(std::string_view pattern, std::string_view function, const AxisLengths& sizes,
-                         DType dtype = DType::f32);
+                     DType dtype = DType::f32, Reduction reduction = Reduction::sum);
+/// The same for any op the planner takes (maps too): the sizes each axis of the pattern
+/// needs; sizes of axes it does not name are ignored.
+Plan plan_from_sizes(const OpSpec& spec, std::string_view pattern, const AxisLengths& sizes,
+                     DType dtype = DType::f32);
 
 }  // namespace einexpr

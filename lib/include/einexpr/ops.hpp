@@ -27,7 +27,6 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "einexpr/codegen/plan.hpp"
@@ -134,13 +133,11 @@ AxisLengths parse_shape(const Tensor& x, std::string_view pattern);
 /// layouts in a small cache of their own, with no global cache lookup.
 class Compiled {
  public:
-  /// rearrange, reduce, repeat or einsum (a map: the constructor below). `correction`:
-  /// reduce var / std only.
   Compiled(Op op, std::string_view pattern, AxisLengths lengths = {},
-           Reduction reduction = Reduction::sum, Copy copy = Copy::if_needed,
-           std::int64_t correction = 1);
-  /// A map: a unary function with a one-operand pattern, or a binary one with two.
-  Compiled(std::string_view pattern, std::variant<UnaryOp, BinaryOp> function, AxisLengths lengths = {});
+           Reduction reduction = Reduction::sum, Copy copy = Copy::if_needed);
+  /// Any op the planner takes, maps included (an empty pattern: a map of one argument in
+  /// the input's layout).
+  Compiled(OpSpec spec, std::string_view pattern);
   ~Compiled();
   Compiled(Compiled&&) noexcept;
   Compiled& operator=(Compiled&&) noexcept;
@@ -155,9 +152,9 @@ class Compiled {
   /// The plan for inputs of these layouts (planned on the first call).
   const Plan& plan(std::span<const Tensor> inputs) const;
   const std::string& pattern() const noexcept;
+  const OpSpec& spec() const noexcept;
 
  private:
-  void parse();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -19,8 +19,10 @@ using Sizes = std::map<std::string, std::int64_t>;
 
 class PlanBuilder {
  public:
-  PlanBuilder(std::string op, std::string pattern, einexpr::DType dtype, Sizes sizes) : sizes_(std::move(sizes)) {
-    plan_.op = std::move(op);
+  PlanBuilder(const std::string& op, std::string pattern, einexpr::DType dtype, Sizes sizes) : sizes_(std::move(sizes)) {
+    for (einexpr::Op o : {einexpr::Op::rearrange, einexpr::Op::reduce, einexpr::Op::repeat, einexpr::Op::einsum,
+                          einexpr::Op::map})
+      if (op == einexpr::name(o)) plan_.op = o;
     plan_.pattern = std::move(pattern);
     plan_.dtype = dtype;
   }
@@ -40,7 +42,7 @@ class PlanBuilder {
   /// given ones); src itself when the dims are the same.
   int view(int src, const std::string& dims, einexpr::Strides strides = {}) {
     const auto axes = parse(dims);
-    if (axes == value(src).axes && strides.empty()) return src;
+    if (axes == value(src).dims && strides.empty()) return src;
     einexpr::Shape shape = lengths(axes);
     if (strides.empty()) strides = einexpr::contiguous_strides(shape);
     const int dst = add({value(src).buffer, {shape, strides, 0}, axes});
@@ -49,7 +51,7 @@ class PlanBuilder {
   }
   /// A copy of src into a new contiguous buffer.
   int copy(int src) {
-    const int dst = temp(value(src).axes);
+    const int dst = temp(value(src).dims);
     plan_.steps.push_back(einexpr::CopyStep{src, dst});
     return dst;
   }
@@ -61,25 +63,28 @@ class PlanBuilder {
     const int va = view(a, prefix + m + " " + k), vb = view(b, prefix + k + " " + n);
     const int dst = temp(parse(prefix + m + " " + n));
     const int nb = static_cast<int>(parse(batch).size());
+    std::vector<einexpr::AxisId> summed;
+    for (const einexpr::DimAxes& dim : parse(k)) summed.insert(summed.end(), dim.begin(), dim.end());
     plan_.steps.push_back(einexpr::ContractStep{
-        va, vb, dst, nb, nb == 0 ? einexpr::ContractStep::Kind::gemm : einexpr::ContractStep::Kind::batched_gemm});
+        va, vb, dst, nb, nb == 0 ? einexpr::ContractStep::Kind::gemm : einexpr::ContractStep::Kind::batched_gemm,
+        summed});
     return dst;
   }
   int reduce(int src, einexpr::Reduction op, std::vector<int> dims) {
-    std::vector<einexpr::AxisName> kept;
-    for (std::size_t d = 0; d < value(src).axes.size(); ++d)
-      if (std::find(dims.begin(), dims.end(), static_cast<int>(d)) == dims.end()) kept.push_back(value(src).axes[d]);
+    std::vector<einexpr::DimAxes> kept;
+    for (std::size_t d = 0; d < value(src).dims.size(); ++d)
+      if (std::find(dims.begin(), dims.end(), static_cast<int>(d)) == dims.end()) kept.push_back(value(src).dims[d]);
     const int dst = temp(kept);
     plan_.steps.push_back(einexpr::ReduceStep{src, dst, op, std::move(dims)});
     return dst;
   }
   int map(einexpr::UnaryOp op, int src) {
-    const int dst = temp(value(src).axes);
+    const int dst = temp(value(src).dims);
     plan_.steps.push_back(einexpr::MapStep{{src}, dst, op});
     return dst;
   }
   int map(einexpr::BinaryOp op, int a, int b) {
-    const int dst = temp(value(a).axes);
+    const int dst = temp(value(a).dims);
     plan_.steps.push_back(einexpr::MapStep{{a, b}, dst, op});
     return dst;
   }
@@ -89,9 +94,10 @@ class PlanBuilder {
   }
   const einexpr::Value& value(int v) const { return plan_.values.at(static_cast<std::size_t>(v)); }
 
-  /// "b (h d) ()" -> {{b}, {h, d}, {}}.
-  static std::vector<einexpr::AxisName> parse(const std::string& dims) {
-    std::vector<einexpr::AxisName> out;
+  /// "b (h d) ()" -> {{b}, {h, d}, {}} as axis ids of the plan's table (a number: a new
+  /// anonymous axis of that length).
+  std::vector<einexpr::DimAxes> parse(const std::string& dims) {
+    std::vector<einexpr::DimAxes> out;
     std::string spaced;
     for (char c : dims) spaced += c == '(' ? std::string(" ( ") : c == ')' ? std::string(" ) ") : std::string(1, c);
     std::istringstream in(spaced);
@@ -103,25 +109,26 @@ class PlanBuilder {
       } else if (tok == ")") {
         group = false;
       } else if (group) {
-        out.back().push_back(tok);
+        out.back().push_back(id(tok));
       } else {
-        out.push_back({tok});
+        out.push_back({id(tok)});
       }
     }
     return out;
   }
 
  private:
-  einexpr::Shape lengths(const std::vector<einexpr::AxisName>& axes) const {
+  einexpr::AxisId id(const std::string& token) {
+    if (std::isdigit(static_cast<unsigned char>(token[0])))
+      return plan_.axes.add({token, std::stoll(token), einexpr::AxisKind::anonymous});
+    return plan_.axes.named(token, sizes_.at(token));
+  }
+  einexpr::Shape lengths(const std::vector<einexpr::DimAxes>& axes) const {
     einexpr::Shape shape;
-    for (const einexpr::AxisName& axis : axes) {
-      std::int64_t len = 1;
-      for (const std::string& f : axis) len *= std::isdigit(static_cast<unsigned char>(f[0])) ? std::stoll(f) : sizes_.at(f);
-      shape.push_back(len);
-    }
+    for (const einexpr::DimAxes& axis : axes) shape.push_back(plan_.axes.product(axis));
     return shape;
   }
-  int temp(std::vector<einexpr::AxisName> axes) {
+  int temp(std::vector<einexpr::DimAxes> axes) {
     einexpr::Shape shape = lengths(axes);
     plan_.buffers.push_back({-1, einexpr::checked_numel(shape)});
     einexpr::Layout layout = einexpr::Layout::contiguous(shape);

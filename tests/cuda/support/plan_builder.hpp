@@ -15,9 +15,9 @@ namespace einexpr::test {
 
 class PlanBuilder {
  public:
-  explicit PlanBuilder(DType dtype, std::string op = "test") {
+  explicit PlanBuilder(DType dtype, Op op = Op::einsum) {
     plan_.dtype = dtype;
-    plan_.op = std::move(op);
+    plan_.op = op;
   }
 
   /// Input i: a value over input buffer i with these strides (offset 0: Program binds the
@@ -88,11 +88,8 @@ class PlanBuilder {
   }
 
  private:
-  static std::vector<AxisName> names(std::size_t n) {
-    std::vector<AxisName> out;
-    for (std::size_t i = 0; i < n; ++i) out.push_back({"d" + std::to_string(i)});
-    return out;
-  }
+  /// Hand-built values name no axes: one unnamed dim each (lengths from the layout).
+  static std::vector<DimAxes> names(std::size_t n) { return std::vector<DimAxes>(n); }
   int add_value(int buffer, const Layout& layout) {
     plan_.values.push_back(Value{buffer, layout, names(layout.shape.size())});
     return static_cast<int>(plan_.values.size()) - 1;

@@ -1,10 +1,14 @@
 #pragma once
 // Cost of a plan, computed without running it (conventions in DESIGN.md):
-//   FLOPs   2 per multiply-add (numpy.einsum_path, opt_einsum, torch's flop counter);
-//           flops_exact counts k multiplies and k-1 adds per output element: m·n·(2k-1).
-//           Reductions: one op per input element folded in (n_in - n_out), + n_out for mean;
-//           var and logsumexp 4·n_in, std 4·n_in + n_out (cost.cpp counts them).
-//           Views, copies, rearrange, repeat: 0.
+//   FLOPs   One convention (codegen/cost/convention.hpp), the one the contraction-order
+//           search minimizes: 2 per multiply-add in a step that sums; 1 per output element
+//           in a step that only multiplies (outer, Hadamard); reductions one op per input
+//           element folded in (n_in - n_out), + n_out for mean; var and logsumexp 4·n_in,
+//           std 4·n_in + n_out; views, copies, rearrange, repeat 0. Beside it, for
+//           cross-checking with other tools: flops_exact (k multiplies and k-1 adds per
+//           output element: m·n·(2k-1)), flops_numpy
+//           (numpy.einsum_path / opt_einsum's model on einexpr's path) and macs (multiply-
+//           accumulates of the contractions, what fvcore, ptflops and thop count).
 //   Bytes   ideal: each input read once + the output written once, at the dtype's size;
 //           planned: what the steps move (a view 0; a copy reads and writes; temporaries).
 //   Intensity = flops / ideal bytes. Roofline: time >= max(flops / peak, bytes / bandwidth).
@@ -49,10 +53,10 @@ struct Formula {
 };
 
 struct StepCost {
-  std::string kind;        // "view", "copy", "contract", "reduce", "map"
+  std::string kind;        // "view", "copy", "contract", "reduce", "map", "embed"
   std::string label;       // the step as to_string(step) prints it
   bool is_view = false;
-  Count flops, flops_exact;
+  Count flops, flops_exact, macs;
   Count bytes_read, bytes_written;   // what this step moves
   Count bytes_allocated;             // the temporary it makes (0 for views)
   Formula flops_formula, bytes_formula;
@@ -65,6 +69,11 @@ struct Cost {
   Count flops_exact;       // multiplies + adds exactly (m·n·(2k-1) for a matmul)
   Count naive_flops;       // einsum: one loop nest over all axes (2·product of all lengths
                            // for 2+ operands); equals flops for single contractions
+  Count flops_numpy;       // einsum: numpy.einsum_path's / opt_einsum's count of this plan's
+                           // path (each pairwise step 2·∏(axes of both) when it sums, else
+                           // 1·∏; no axis summed early); numpy prints it + 1. Others: flops
+  Count macs;              // multiply-accumulates of the contractions (|B|·m·n·k each);
+                           // reductions and maps count 0 (fvcore, ptflops, thop)
   Count bytes_read;        // ideal: each input once
   Count bytes_written;     // ideal: the output once
   Count bytes_planned;     // sum over steps of bytes moved
@@ -90,10 +99,11 @@ Cost cost(const Plan& plan);
 /// codegen/cost/elementwise_flops.cpp says where each number comes from).
 Count flops_per_element(UnaryOp op) noexcept;
 Count flops_per_element(BinaryOp op) noexcept;
+/// FLOPs per element of a backward pass's elementwise derivative (the dY multiply included).
+Count flops_per_element(const GradOp& op) noexcept;
 
-/// The gradient expressions of an op and what they cost: einsum, one contraction per
-/// input; rearrange, the inverse rearrange; reduce sum/mean, a repeat; max/min, a masked
-/// scatter; elementwise maps, a map per input.
+/// The backward pass of a plan: one gradient per input (backward.hpp derives them as plans
+/// from the forward plan) and what each costs.
 struct GradientCost {
   std::string input;       // "operand 1", "operand 2", ... (from 1, as in errors)
   std::string expression;  // "einsum(dY, B, 'b k, d k -> b d')" (backward.hpp names the tensors)
@@ -104,6 +114,7 @@ struct BackwardCost {
   Count flops;             // sum over gradients
   Count bytes;             // ideal bytes, summed
 };
+/// Throws Error naming what has no gradient (reduce any / all).
 BackwardCost backward_cost(const Plan& forward);
 
 // ---- devices and the roofline ----

@@ -7,7 +7,7 @@
 
 namespace einexpr {
 
-/// Eigen GEMMs and our blocked loops on the CPU (OpenMP).
+/// OpenBLAS (or Eigen, EINEXPR_BLAS) GEMMs and our blocked loops on the CPU (OpenMP).
 Program lower_cpu(const Plan& plan);
 /// cuBLAS and our CUDA kernels on CUDA device `device.index`. In a build without CUDA,
 /// throws DeviceError("einexpr was built without CUDA").

@@ -11,7 +11,13 @@
 //   ContractStep  dst[B.., m, n] = sum_k a[B.., m, k] * b[B.., k, n]: a batched GEMM whose
 //                 m, n, k are one dim each; batch dims are any number, any strides
 //   ReduceStep    dst = src reduced over some of its dims
-//   MapStep       dst = f(src) or f(src0, src1), elementwise, srcs broadcast to dst's shape
+//   MapStep       dst = f(src) or f(src0, src1), elementwise, srcs broadcast to dst's shape;
+//                 or a GradOp: a backward pass's elementwise derivative
+//   EmbedStep     dst (a new buffer) = zeros, with src written into a view of it (a
+//                 gradient put back on a diagonal)
+//
+// Axes are ids into the plan's AxisTable (axes.hpp): each value's dims name the axes they
+// compose, and a ContractStep names the axes it sums.
 //
 // The output is one value; it may view an input's buffer (a view result shares storage).
 // to_string(plan) is the format of `einexpr explain` and of golden tests.
@@ -48,11 +54,14 @@
 //     The CPU computes the transcendental ones with Sleef's vector functions; each
 //     function's error bound in ULPs is in codegen/lower/cpu/vec_math.hpp.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "einexpr/codegen/axes.hpp"
 #include "einexpr/parser/ast.hpp"
 #include "einexpr/runtime/dtype.hpp"
 #include "einexpr/runtime/layout.hpp"
@@ -86,10 +95,6 @@ BinaryOp parse_binary_op(std::string_view text);
 /// Error for an unknown name (listing both kinds) or a function of the other arity.
 std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::size_t operands);
 
-/// A dim's name as a product of factors: {"b"}, {"h","d"} for (h d), {"3"} for an
-/// anonymous axis, {} for a unit axis, {"…0"} for the first dim an ellipsis stands for.
-using AxisName = std::vector<std::string>;
-
 struct PlanBuffer {
   int input = -1;              // >= 0: input `input`'s memory; -1: a temporary
   std::int64_t elements = 0;   // temporaries: size in elements
@@ -99,9 +104,40 @@ struct PlanBuffer {
 struct Value {
   int buffer = 0;
   Layout layout;               // relative to the buffer's base
-  std::vector<AxisName> axes;  // one per dim
+  std::vector<DimAxes> dims;   // one per dim: the axes (ids in Plan::axes) it composes
   friend bool operator==(const Value&, const Value&) = default;
 };
+
+/// Elementwise functions of backward passes: what gradient plans compute per element
+/// (backward.hpp). The first source is always dY; the others as each kind says.
+struct GradOp {
+  enum class Kind : unsigned char {
+    scale,         // dY · scalar                                  srcs dY     (reduce mean)
+    unary,         // dY · f'(v): v is Y where unary_gradient_reads_y(fn), else X
+                   //                                              srcs dY, v  (map f)
+    select_equal,  // X == Y ? dY : 0                              srcs dY, X, Y (reduce max, min)
+    prod,          // dY · Y / X                                   srcs dY, Y, X (reduce prod)
+    div_rhs,       // -dY · Y / B                                  srcs dY, Y, B (map div, operand 2)
+    select,        // operand's share of `of` (maximum / minimum): dY where it alone wins,
+                   // dY / 2 on a tie (torch's rule), else 0       srcs dY, A, B
+    centered,      // dY · scalar · (X - M), M the mean             srcs dY, X, M (reduce var: dY;
+                   //                                              std: dY / Y)
+    softmax,       // dY · exp(X - Y)                              srcs dY, X, Y (reduce logsumexp)
+  };
+  Kind kind = Kind::scale;
+  UnaryOp fn = UnaryOp::relu;        // unary: f
+  BinaryOp of = BinaryOp::maximum;   // select: maximum or minimum
+  int operand = 0;                   // select: 0 for A, 1 for B
+  double scalar = 1;                 // scale, centered
+  friend bool operator==(const GradOp&, const GradOp&) = default;
+};
+/// True when the derivative of f is cheapest from y = f(x) (exp, sigmoid, tanh, sqrt, rsqrt,
+/// reciprocal), so a unary GradOp reads Y, else X.
+bool unary_gradient_reads_y(UnaryOp fn) noexcept;
+/// "scale", "d.relu", "select_equal", "d.maximum.a", ...: for printing.
+std::string name(const GradOp& op);
+/// How many sources a GradOp reads (dY included).
+int arity(const GradOp& op) noexcept;
 
 struct ViewStep {
   int src = 0, dst = 0;
@@ -118,6 +154,8 @@ struct ContractStep {
   int a = 0, b = 0, dst = 0;
   int batch_dims = 0;          // leading dims of a, b and dst that are batch dims
   Kind kind = Kind::gemm;
+  std::vector<AxisId> summed;  // the axes the k dim composes: summed here (empty: none,
+                               // an outer or Hadamard product)
   friend bool operator==(const ContractStep&, const ContractStep&) = default;
 };
 struct ReduceStep {
@@ -128,25 +166,50 @@ struct ReduceStep {
   friend bool operator==(const ReduceStep&, const ReduceStep&) = default;
 };
 struct MapStep {
-  std::vector<int> srcs;       // 1 (unary) or 2 (binary), each with dst's shape
+  std::vector<int> srcs;       // 1 (unary), 2 (binary) or a GradOp's arity, each with dst's shape
   int dst = 0;
-  std::variant<UnaryOp, BinaryOp> op;
+  std::variant<UnaryOp, BinaryOp, GradOp> op;
   friend bool operator==(const MapStep&, const MapStep&) = default;
 };
-using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep>;
+/// dst (a new buffer) is zeros except where its view `into` (same buffer, src's shape)
+/// gets src's elements: a gradient written back onto a diagonal ("i i ->" backward).
+struct EmbedStep {
+  int src = 0, dst = 0;
+  Layout into;                 // a view of dst's buffer with src's shape (strides may add up)
+  friend bool operator==(const EmbedStep&, const EmbedStep&) = default;
+};
+using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep>;
+
+/// The source values a step reads, in order.
+std::vector<int> sources(const Step& step);
+/// The value a step makes.
+int destination(const Step& step) noexcept;
+/// Calls f(int& v) on every value a step reads (then on its destination when `with_dst`).
+void for_each_value(Step& step, const std::function<void(int&)>& f, bool with_dst);
+
+/// What an einsum of two or more operands was ordered by (plan_einsum.cpp).
+struct ContractionInfo {
+  std::vector<std::vector<AxisId>> operands;  // each operand's distinct axes (diagonals taken)
+  std::vector<AxisId> output;                 // the output's axes
+  std::vector<std::pair<int, int>> path;      // node ids: 0..n-1 operands, then results in order
+  friend bool operator==(const ContractionInfo&, const ContractionInfo&) = default;
+};
 
 struct Plan {
-  std::string op;              // "rearrange", "reduce", "repeat", "einsum", "map", ...
-  std::string pattern;         // as given (empty for unary maps)
+  Op op = Op::einsum;          // what was planned (gradient plans: the op they compute)
+  std::string pattern;         // for printing: as given, or derived from the axes
   DType dtype = DType::f32;    // of every input, temporary and the output
+  AxisTable axes;              // every axis the values name
   int num_inputs = 0;
   std::vector<PlanBuffer> buffers;  // buffers[i] for i < num_inputs is input i
   std::vector<Value> values;        // values[i] for i < num_inputs is input i as given
   std::vector<Step> steps;
   int output = 0;                   // index into values
+  std::optional<ContractionInfo> contraction;  // einsum with 2+ operands
   std::vector<std::string> notes;   // e.g. the einsum contraction order and its FLOPs
 
-  const Value& output_value() const { return values.at(static_cast<std::size_t>(output)); }
+  const Value& value(int v) const { return values.at(static_cast<std::size_t>(v)); }
+  const Value& output_value() const { return value(output); }
   /// True when the output shares an input's buffer (no step moved any data).
   bool output_is_view() const;
   /// One line per value and step; = to_string(*this).
@@ -157,8 +220,6 @@ struct Plan {
 /// The plan, step by step, one line each, with shapes and strides.
 std::string to_string(const Plan& plan);
 std::string to_string(const Step& step, const Plan& plan);
-/// "(h d)", "b", "()", "3".
-std::string to_string(const AxisName& axis);
 
 /// Checks the plan's invariants (indices in range, shapes of each step consistent,
 /// views inside their buffers); throws InternalError naming the broken one.

@@ -4,6 +4,7 @@
 // the pattern's text is in the plan for printing.
 #include <cstdint>
 #include <span>
+#include <variant>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,12 +26,53 @@ enum class Copy : unsigned char {
   always,     // always a new contiguous tensor
 };
 
-/// How an einsum of 3 or more operands is ordered into pairwise contractions.
+/// How an einsum of 3 or more operands is ordered into pairwise contractions
+/// (codegen/order/README.md says what each search does and how far it is exact).
 enum class ContractionOrder : unsigned char {
-  optimal,  // fewest FLOPs: exhaustive up to 6 operands, greedy beyond
+  optimal,  // fewest FLOPs (the one convention of cost/convention.hpp)
   greedy,   // repeatedly the pair whose contraction is cheapest
   naive,    // left to right, as written
 };
+
+/// A map's function: one argument (UnaryOp) or two (BinaryOp).
+using MapFunction = std::variant<UnaryOp, BinaryOp>;
+
+/// Everything that says what to plan besides the pattern, the inputs' layouts and the
+/// dtype: the op and its options. It is the plan cache's key (with those three), and
+/// every caller (the ops, Compiled, the cost API, the CLI, the fuzz targets) plans
+/// through plan() with one.
+struct OpSpec {
+  Op op = Op::einsum;
+  Reduction reduction = Reduction::sum;              // reduce
+  MapFunction function = UnaryOp::relu;              // map
+  Copy copy = Copy::if_needed;                       // rearrange, repeat
+  ContractionOrder order = ContractionOrder::optimal;  // einsum
+  AxisLengths lengths;                               // axis lengths given by name
+  std::int64_t correction = 1;                       // reduce var, std: divide by n - correction
+
+  static OpSpec einsum(AxisLengths lengths = {}) { return {Op::einsum, {}, {}, {}, {}, std::move(lengths)}; }
+  static OpSpec rearrange(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
+    return {Op::rearrange, {}, {}, copy, {}, std::move(lengths)};
+  }
+  static OpSpec reduce(Reduction r, AxisLengths lengths = {}, std::int64_t correction = 1) {
+    return {Op::reduce, r, {}, {}, {}, std::move(lengths), correction};
+  }
+  static OpSpec repeat(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
+    return {Op::repeat, {}, {}, copy, {}, std::move(lengths)};
+  }
+  static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {Op::map, {}, f, {}, {}, std::move(lengths)}; }
+
+  /// "einsum", "reduce mean", "map gelu", "rearrange (copy always)": for messages.
+  std::string str() const;
+  /// Appends a compact binary form of every field to `key` (the cache key).
+  void append_key(std::string& key) const;
+  friend bool operator==(const OpSpec&, const OpSpec&) = default;
+};
+
+/// The one planning entry: `pattern` (parsed and checked for spec.op; null only for a map
+/// of one argument without a pattern, which maps elementwise in the input's layout) on
+/// inputs of these layouts. ShapeError / DTypeError for what the inputs cannot do.
+Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs, DType dtype);
 
 Plan plan_rearrange(const ast::Pattern& pattern, const Layout& input, DType dtype,
                     const AxisLengths& lengths = {}, Copy copy = Copy::if_needed);
@@ -45,13 +87,12 @@ Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
                  ContractionOrder order = ContractionOrder::optimal);
 /// Elementwise f(x): the output is a new contiguous tensor of x's shape.
 Plan plan_unary(UnaryOp op, const Layout& input, DType dtype);
-/// Elementwise f(x) with a pattern ("b s h -> b h s", "b (h d) -> b h d"): one operand, its
-/// axes permuted, split or merged around f as rearrange would (check() for Op::map: every
-/// axis on both sides, nothing summed or repeated). The output is a new tensor (the map's
-/// contiguous buffer, viewed through the output's compositions).
-Plan plan_unary(const ast::Pattern& pattern, UnaryOp op, const Layout& input, DType dtype,
-                const AxisLengths& lengths = {});
-/// Elementwise f(x, y) with named broadcasting: "b s h, h -> b s h".
+/// Elementwise f with a pattern: one operand ("b s h -> b s (h)": the output may permute,
+/// merge or split dims as rearrange does, but sums and repeats nothing) or two, with named
+/// broadcasting ("b s h, h -> b s h").
+Plan plan_map(const ast::Pattern& pattern, MapFunction function, std::span<const Layout> inputs, DType dtype,
+              const AxisLengths& lengths = {});
+/// Elementwise f(x, y) with named broadcasting: "b s h, h -> b s h" (= plan_map).
 Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs,
                  DType dtype, const AxisLengths& lengths = {});
 

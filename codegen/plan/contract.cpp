@@ -1,0 +1,274 @@
+// The einsum core (contract.hpp): private axes summed first, then pairwise contractions in
+// the cheapest order, each a ContractStep on operands viewed as [batch.., m, k] x
+// [batch.., k, n]. An operand is copied only when its m/k (or k/n) atoms cannot merge into
+// one stride each or no GEMM can read the matrix in place (matrix_map.hpp); the last
+// contraction writes straight into the output's layout where it can.
+#include "plan/contract.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "einexpr/runtime/error.hpp"
+#include "order/order.hpp"
+#include "plan/matrix_map.hpp"
+
+namespace einexpr::detail {
+
+namespace {
+
+struct Merged {
+  std::int64_t length = 1;
+  std::int64_t stride = 1;
+};
+
+bool contains(const Axes& set, AxisId id) { return std::find(set.begin(), set.end(), id) != set.end(); }
+
+/// The atoms of `group` (in this order) as one dim of v, when their strides allow.
+std::optional<Merged> merged(const AtomView& v, const Axes& group) {
+  Merged m;
+  std::optional<AtomDim> prev;
+  for (AxisId id : group) {
+    const AtomDim& a = v.at(id);
+    if (a.length == 0) return Merged{0, 1};
+    m.length *= a.length;
+    if (a.length == 1) continue;
+    if (prev && prev->stride != a.stride * a.length) return std::nullopt;
+    prev = a;
+  }
+  if (prev) m.stride = prev->stride;
+  return m;
+}
+
+/// Whether a GEMM reads the [rows x cols] matrix of v in place.
+bool gemm_reads(const AtomView& v, const Axes& rows, const Axes& cols) {
+  const auto r = merged(v, rows), c = merged(v, cols);
+  return r && c && fit_matrix(r->length, c->length, r->stride, c->stride).has_value();
+}
+
+/// `group` sorted by v's strides, largest first (the order that can merge).
+Axes by_stride(const AtomView& v, Axes group) {
+  std::stable_sort(group.begin(), group.end(), [&](AxisId a, AxisId b) { return v.at(a).stride > v.at(b).stride; });
+  return group;
+}
+
+/// `group` in the order of `order` (atoms of group not in order keep theirs, at the end).
+Axes by_order(Axes group, const Axes& order) {
+  auto pos = [&](AxisId n) { return std::find(order.begin(), order.end(), n) - order.begin(); };
+  std::stable_sort(group.begin(), group.end(), [&](AxisId a, AxisId b) { return pos(a) < pos(b); });
+  return group;
+}
+
+Axes concat(std::initializer_list<const Axes*> parts) {
+  Axes out;
+  for (const Axes* p : parts) out.insert(out.end(), p->begin(), p->end());
+  return out;
+}
+
+/// Sums `axes` out of v (ReduceStep), the result laid out contiguously in `order`'s order.
+AtomView sum_out(PlanBuilder& b, const AtomView& v, const Axes& axes, const Axes& order) {
+  const AtomView src = b.emit(v);
+  std::vector<int> idx;
+  std::vector<AtomDim> rest;
+  for (std::size_t i = 0; i < v.dims.size(); ++i) {
+    if (contains(axes, v.dims[i].id)) idx.push_back(static_cast<int>(i));
+    else rest.push_back(v.dims[i]);
+  }
+  Axes rest_order;
+  for (AxisId n : order)
+    if (std::any_of(rest.begin(), rest.end(), [&](const AtomDim& a) { return a.id == n; })) rest_order.push_back(n);
+  for (const AtomDim& a : rest)
+    if (!contains(rest_order, a.id)) rest_order.push_back(a.id);
+  const Strides strides = strides_for_order(rest, rest_order);
+  AtomView out{-1, -1, 0, rest};
+  for (std::size_t i = 0; i < rest.size(); ++i) out.dims[i].stride = strides[i];
+  out.value = b.new_temp_value(out.shape(), strides, out.dims_axes());
+  out.buffer = b.value(out.value).buffer;
+  b.add_step(ReduceStep{src.value, out.value, Reduction::sum, idx});
+  return out;
+}
+
+struct Groups {
+  Axes batch, m, n, k;
+};
+
+/// Emits the [batch.., rows, cols] view of v for a contraction.
+int matrix_view(PlanBuilder& b, const AtomView& v, const Axes& batch, const Axes& rows, const Axes& cols) {
+  const Merged r = *merged(v, rows), c = *merged(v, cols);
+  Layout l;
+  std::vector<DimAxes> dims;
+  for (AxisId n : batch) {
+    const AtomDim& a = v.at(n);
+    l.shape.push_back(a.length);
+    l.strides.push_back(a.stride);
+    dims.push_back({n});
+  }
+  l.shape.insert(l.shape.end(), {r.length, c.length});
+  l.strides.insert(l.strides.end(), {r.stride, c.stride});
+  l.offset = v.offset;
+  dims.push_back(rows);
+  dims.push_back(cols);
+  return b.view(b.emit(v).value, std::move(l), std::move(dims));
+}
+
+/// Splits a merged dim's stride back over its atoms.
+void split_into(std::vector<AtomDim>& dims, const AtomView& from, const Axes& group, std::int64_t stride) {
+  std::vector<AtomDim> part;
+  for (AxisId n : group) part.push_back(from.at(n));
+  for (std::size_t i = part.size(); i-- > 0;) {
+    part[i].stride = stride;
+    stride *= std::max<std::int64_t>(part[i].length, 1);
+  }
+  dims.insert(dims.end(), part.begin(), part.end());
+}
+
+ContractStep::Kind kind_of(std::int64_t m, std::int64_t n, std::int64_t k, bool batched) {
+  if ((m == 1 && n == 1) || (k == 1 && (m == 1 || n == 1))) return ContractStep::Kind::generic;
+  return batched ? ContractStep::Kind::batched_gemm : ContractStep::Kind::gemm;
+}
+
+/// Sorts the atoms of a pair into batch (in both, kept), k (in both, summed), m (x only)
+/// and n (y only), each in the order that lets it merge into one stride.
+Groups classify(const AtomView& x, const AtomView& y, const Axes& needed, const Axes& out_order) {
+  Groups g;
+  for (const AtomDim& a : x.dims) (y.has(a.id) ? (contains(needed, a.id) ? g.batch : g.k) : g.m).push_back(a.id);
+  for (const AtomDim& a : y.dims)
+    if (!x.has(a.id)) g.n.push_back(a.id);
+  // m and n: the output's order when it merges (the result can then be written in place).
+  auto pick = [&](const AtomView& v, const Axes& group) {
+    if (!out_order.empty()) {
+      Axes o = by_order(group, out_order);
+      if (merged(v, o)) return o;
+    }
+    return by_stride(v, group);
+  };
+  if (!out_order.empty()) g.batch = by_order(g.batch, out_order);
+  g.m = pick(x, g.m);
+  g.n = pick(y, g.n);
+  // k: one order for both operands; x's unless only y's merges in both.
+  g.k = by_stride(x, g.k);
+  if (!merged(x, g.k) || !merged(y, g.k)) {
+    const Axes ky = by_stride(y, g.k);
+    if (merged(x, ky) && merged(y, ky)) g.k = ky;
+  }
+  return g;
+}
+
+std::int64_t length_of(const AtomView& v, const Axes& group) {
+  std::int64_t l = 1;
+  for (AxisId n : group) l *= v.at(n).length;
+  return l;
+}
+
+/// The result's atoms [batch.., m.., n..] with their strides: the output's layout when the
+/// last contraction can write it directly (m and n merge there, and a GEMM can write it),
+/// else contiguous in [batch, m, n] order.
+AtomView result_atoms(const AtomView& x, const AtomView& y, const Groups& g, const Axes& out_order, bool gemm) {
+  AtomView z{-1, -1, 0, {}};
+  for (AxisId n : g.batch) z.dims.push_back(x.at(n));
+  split_into(z.dims, x, g.m, 1);
+  split_into(z.dims, y, g.n, 1);
+  auto laid_out = [&](const Axes& order) {
+    AtomView v = z;
+    const Strides s = strides_for_order(v.dims, order);
+    for (std::size_t i = 0; i < v.dims.size(); ++i) v.dims[i].stride = s[i];
+    return v;
+  };
+  if (!out_order.empty()) {
+    const AtomView direct = laid_out(out_order);
+    if (merged(direct, g.m) && merged(direct, g.n) && (!gemm || gemm_reads(direct, g.m, g.n))) return direct;
+  }
+  return laid_out(concat({&g.batch, &g.m, &g.n}));
+}
+
+/// Contracts x and y, keeping the atoms in `needed`; `out_order` (the output's atoms) is
+/// given for the last contraction so its result can be written in the output's layout.
+AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& needed, const Axes& out_order) {
+  // 1. Atoms one operand holds and nothing later needs are summed first.
+  auto unneeded = [&](const AtomView& v, const AtomView& other) {
+    Axes out;
+    for (const AtomDim& a : v.dims)
+      if (!other.has(a.id) && !contains(needed, a.id)) out.push_back(a.id);
+    return out;
+  };
+  if (const Axes u = unneeded(x, y); !u.empty()) x = sum_out(b, x, u, x.ids());
+  if (const Axes u = unneeded(y, x); !u.empty()) y = sum_out(b, y, u, y.ids());
+  // 2. Groups and the kind of product.
+  const Groups g = classify(x, y, needed, out_order);
+  const ContractStep::Kind kind = kind_of(length_of(x, g.m), length_of(y, g.n), length_of(x, g.k), !g.batch.empty());
+  const bool gemm = kind != ContractStep::Kind::generic;
+  // 3. An operand is copied only when its groups cannot merge, or a GEMM cannot read it.
+  if (!merged(x, g.m) || !merged(x, g.k) || (gemm && !gemm_reads(x, g.m, g.k)))
+    x = b.materialize(x, concat({&g.batch, &g.m, &g.k}));
+  if (!merged(y, g.k) || !merged(y, g.n) || (gemm && !gemm_reads(y, g.k, g.n)))
+    y = b.materialize(y, concat({&g.batch, &g.k, &g.n}));
+  // 4. The result's layout, then the step on [batch.., m, k] x [batch.., k, n].
+  AtomView z = result_atoms(x, y, g, out_order, gemm);
+  const Merged zm = *merged(z, g.m), zn = *merged(z, g.n);
+  Layout dst;
+  std::vector<DimAxes> dims;
+  for (AxisId n : g.batch) {
+    const AtomDim& a = z.at(n);
+    dst.shape.push_back(a.length);
+    dst.strides.push_back(a.stride);
+    dims.push_back({n});
+  }
+  dst.shape.insert(dst.shape.end(), {zm.length, zn.length});
+  dst.strides.insert(dst.strides.end(), {zm.stride, zn.stride});
+  dims.push_back(g.m);
+  dims.push_back(g.n);
+  const int a = matrix_view(b, x, g.batch, g.m, g.k);
+  const int bb = matrix_view(b, y, g.batch, g.k, g.n);
+  const int out = b.new_temp_value(dst.shape, dst.strides, dims);
+  b.add_step(ContractStep{a, bb, out, static_cast<int>(g.batch.size()), kind, g.k});
+  z.buffer = b.value(out).buffer;
+  return z;
+}
+
+}  // namespace
+
+AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& output, ContractionOrder order) {
+  EINEXPR_ASSERT(!nodes.empty(), "contract_all: no operands");
+  ContractionInfo info;
+  info.output = output;
+  for (const AtomView& v : nodes) info.operands.push_back(v.ids());
+  // Atoms in one operand only and not in the output are summed before any contraction.
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    Axes only;
+    for (const AtomDim& a : nodes[i].dims) {
+      bool elsewhere = contains(output, a.id);
+      for (std::size_t j = 0; j < nodes.size() && !elsewhere; ++j) elsewhere = j != i && nodes[j].has(a.id);
+      if (!elsewhere) only.push_back(a.id);
+    }
+    if (!only.empty()) nodes[i] = sum_out(b, nodes[i], only, nodes.size() == 1 ? output : nodes[i].ids());
+  }
+  if (nodes.size() == 1) return nodes[0];
+  std::vector<Axes> sets;
+  for (const AtomView& v : nodes) sets.push_back(v.ids());
+  const ContractionPath path = find_path(sets, output, b.axes(), order);
+  std::vector<bool> alive(nodes.size(), true);
+  for (std::size_t s = 0; s < path.steps.size(); ++s) {
+    const auto [x, y] = path.steps[s];
+    alive[static_cast<std::size_t>(x)] = alive[static_cast<std::size_t>(y)] = false;
+    Axes needed = output;
+    for (std::size_t j = 0; j < nodes.size(); ++j)
+      if (alive[j])
+        for (const AtomDim& a : nodes[j].dims) needed.push_back(a.id);
+    const bool last = s + 1 == path.steps.size();
+    nodes.push_back(contract_pair(b, nodes[static_cast<std::size_t>(x)], nodes[static_cast<std::size_t>(y)], needed,
+                                  last ? output : Axes{}));
+    alive.push_back(true);
+  }
+  info.path = path.steps;
+  b.set_contraction(std::move(info));
+  if (path.steps.size() > 1) {
+    const ContractionPath naive = find_path(sets, output, b.axes(), ContractionOrder::naive);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "contraction order %s: %.4Lg FLOPs (left to right %s: %.4Lg)", path.text.c_str(),
+                  path.flops, naive.text.c_str(), naive.flops);
+    b.note(buf);
+  }
+  return nodes.back();
+}
+
+}  // namespace einexpr::detail

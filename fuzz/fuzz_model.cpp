@@ -1,0 +1,164 @@
+// Fuzz target: the model-program parser. The input bytes are a program file, as a user
+// writes it. Invariants (a violation aborts):
+//   - parse_program throws nothing but ProgramError, whose place (and note's place) lies in
+//     the text with the line and column the text implies, and whose message starts with
+//     "file:line:col: reason" and carries the line with a caret;
+//   - a parsed program keeps the text; every Source lies in it with its true line and
+//     column, and every name's Source spells that name; a pattern's Source is its literal;
+//   - the checks hold on what they accepted: each tensor argument is defined by an earlier
+//     item, each pattern axis has a definition, each output names a tensor;
+//   - to_string round-trips: parse_program(to_string(p)) equals p up to positions, and
+//     to_string of that is the same text again.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "ast_strip.hpp"
+#include "einexpr/parser/parse.hpp"
+#include "einexpr/parser/program.hpp"
+#include "fuzz_support.hpp"
+
+using namespace einexpr;
+
+namespace {
+
+constexpr const char* file_name = "fuzz.ein";
+
+/// The place of byte `offset`, counted independently of SourceMap.
+ProgramError::Place place_of(std::string_view text, std::size_t offset) {
+  ProgramError::Place p{offset, 1, 1};
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
+bool same(const ProgramError::Place& a, const ProgramError::Place& b) {
+  return a.offset == b.offset && a.line == b.line && a.column == b.column;
+}
+
+void check_error(const ProgramError& e, std::string_view text) {
+  const std::string what = e.what();
+  FUZZ_CHECK(e.place().offset <= text.size(), "error offset " + std::to_string(e.place().offset) + " past the text");
+  FUZZ_CHECK(same(e.place(), place_of(text, e.place().offset)), "wrong line:col in: " + what);
+  if (e.note_place()) {
+    FUZZ_CHECK(e.note_place()->offset <= text.size(), "note offset past the text");
+    FUZZ_CHECK(same(*e.note_place(), place_of(text, e.note_place()->offset)), "wrong note line:col in: " + what);
+  }
+  const std::string head = std::string(file_name) + ":" + std::to_string(e.place().line) + ":" +
+                           std::to_string(e.place().column) + ": " + e.reason() + "\n  ";
+  FUZZ_CHECK(what.rfind(head, 0) == 0, "the message does not start with file:line:col: reason: " + what);
+  FUZZ_CHECK(!e.reason().empty(), "an empty reason");
+  FUZZ_CHECK(what.find('^') != std::string::npos, "no caret in: " + what);
+}
+
+struct SourceChecker {
+  std::string_view text;
+
+  void operator()(const ast::Source& s, const char* what) const {
+    FUZZ_CHECK(s.span.begin <= s.span.end && s.span.end <= text.size(), std::string(what) + ": span out of the text");
+    const ProgramError::Place p = place_of(text, s.span.begin);
+    FUZZ_CHECK(p.line == s.line && p.column == s.column, std::string(what) + ": wrong line:col");
+  }
+  void operator()(const ast::Identifier& id, const char* what) const {
+    (*this)(id.source, what);
+    FUZZ_CHECK(text.substr(id.source.span.begin, id.source.span.end - id.source.span.begin) == id.name,
+               std::string(what) + " '" + fuzz::escaped(id.name) + "' is not the text at its Source");
+  }
+  void operator()(const ast::AxisDef& d) const {
+    (*this)(d.name, "axis name");
+    (*this)(d.source, "axis definition");
+    FUZZ_CHECK(d.length > 0, "a length that is not positive");
+  }
+};
+
+/// A statement's Sources, and the checks' promises: its tensors defined by earlier items,
+/// its pattern's axes defined.
+void check_statement(const ast::Program& p, const ast::Item& item, const SourceChecker& at) {
+  const auto& s = std::get<ast::Statement>(item);
+  at(s.source, "statement");
+  at(s.name, "statement name");
+  at(s.op_name, "op name");
+  at(s.pattern.source, "pattern");
+  const ast::Span literal = s.pattern.source.span;
+  FUZZ_CHECK(at.text.substr(literal.begin, literal.end - literal.begin) == "\"" + s.pattern.pattern.text + "\"",
+             "the pattern's Source is not its literal");
+  for (const ast::AxisDef& d : s.lengths) at(d);
+  for (const ast::Identifier& in : s.inputs) {
+    at(in, "tensor argument");
+    const ast::Item* def = ast::find_tensor(p, in.name);
+    FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
+  }
+  auto axis_defined = [&](const std::string& name) {
+    FUZZ_CHECK(ast::find_axis(p, name), "axis '" + name + "' has no definition");
+  };
+  auto axes_defined = [&](const ast::Operand& operand) {
+    for (const ast::Term& term : operand.terms) {
+      if (const auto* n = std::get_if<ast::Named>(&term)) axis_defined(n->name);
+      if (const auto* g = std::get_if<ast::Group>(&term))
+        for (const ast::Atom& atom : g->atoms)
+          if (const auto* n = std::get_if<ast::Named>(&atom)) axis_defined(n->name);
+    }
+  };
+  for (const ast::Operand& operand : s.pattern.pattern.operands) axes_defined(operand);
+  axes_defined(s.pattern.pattern.output);
+}
+
+/// Every Source of the program, and the checks' promises, hold.
+void check_program(const ast::Program& p, std::string_view text) {
+  FUZZ_CHECK(p.text == text && p.file == file_name, "the program does not keep its text and file");
+  const SourceChecker at{text};
+  for (const ast::Item& item : p.items) {
+    if (const auto* a = std::get_if<ast::AxesDecl>(&item)) {
+      at(a->source, "axes line");
+      for (const ast::AxisDef& d : a->axes) at(d);
+    } else if (const auto* t = std::get_if<ast::TensorDecl>(&item)) {
+      at(t->source, "declaration");
+      at(t->name, "tensor name");
+      for (const ast::Dim& d : t->dims)
+        for (const ast::Identifier& axis : d.axes) at(axis, "dim axis");
+      if (t->dtype) at(*t->dtype, "dtype");
+    } else if (const auto* o = std::get_if<ast::OutputDecl>(&item)) {
+      for (const ast::Identifier& n : o->names) at(n, "output name");
+    } else {
+      check_statement(p, item, at);
+    }
+  }
+  FUZZ_CHECK(!p.outputs.empty(), "no output");
+  for (const ast::Identifier& o : p.outputs) FUZZ_CHECK(ast::find_tensor(p, o.name), "output '" + o.name + "' is no tensor");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  ast::Program p;
+  try {
+    p = parse_program(text, file_name);
+  } catch (const ProgramError& e) {
+    check_error(e, text);
+    return 0;
+  }
+  check_program(p, text);
+  const std::string canonical = ast::to_string(p);
+  if (canonical.size() > max_program_length) return 0;
+  for (const ast::Item& item : p.items)  // single spaces may lengthen a dense pattern past its limit
+    if (const auto* s = std::get_if<ast::Statement>(&item))
+      if (ast::to_string(s->pattern.pattern).size() > max_pattern_length) return 0;
+  ast::Program q;
+  try {
+    q = parse_program(canonical, file_name);
+  } catch (const ProgramError& e) {
+    FUZZ_CHECK(false, "to_string gave \"" + fuzz::escaped(canonical) + "\", which does not parse: " + e.what());
+  }
+  FUZZ_CHECK(test::stripped(q) == test::stripped(p),
+             "\"" + fuzz::escaped(text) + "\" and its to_string \"" + fuzz::escaped(canonical) + "\" differ");
+  FUZZ_CHECK(ast::to_string(q) == canonical, "to_string is not idempotent on \"" + fuzz::escaped(canonical) + "\"");
+  return 0;
+}

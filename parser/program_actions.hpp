@@ -1,0 +1,255 @@
+#pragma once
+// PEGTL actions for program_grammar.hpp: each fills ProgramBuilder, which collects the
+// pieces of the line being read and, at the end of a declaration or statement, adds the
+// finished ast::Item. The actions also check what the grammar cannot see: a length's range,
+// the op's name against the table, the order of a call's arguments, and the pattern (parsed
+// here, its errors moved into the file). They throw ProgramError at the offending byte.
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <tao/pegtl.hpp>
+
+#include "einexpr/parser/parse.hpp"
+#include "einexpr/parser/program.hpp"
+#include "program_grammar.hpp"
+#include "program_messages.hpp"
+#include "program_ops.hpp"
+#include "program_source.hpp"
+
+namespace einexpr::grammar::model {
+
+struct ProgramBuilder {
+  ProgramBuilder(std::string_view text_, std::string_view file_) : text(text_), file(file_), map(text_) {}
+
+  std::string_view text;
+  std::string_view file;
+  SourceMap map;
+  std::vector<ast::Item> items;  // finished, in source order
+
+  // ---- the item being read ----
+  ast::TensorKind kind = ast::TensorKind::input;
+  ast::Identifier name;                 // the tensor a declaration or statement defines
+  ast::Identifier axis;                 // the axis of the axis_def being read
+  std::int64_t length = 0;              // and its length
+  std::vector<ast::AxisDef> defs;       // an axes line's definitions, or a call's lengths
+  std::vector<ast::Dim> dims;           // a declaration's dims
+  std::vector<ast::Identifier> group;   // the composition being read
+  bool in_group = false;
+  std::optional<ast::Identifier> dtype;
+  std::vector<ast::Identifier> names;   // an output line's names, or a call's tensors
+  ast::Identifier op_name;
+  Op op = Op::einsum;
+  std::optional<ast::PatternArg> pattern;
+  std::optional<ast::StringArg> function;
+
+  template <typename Input>
+  std::size_t offset(const Input& in) const {
+    return static_cast<std::size_t>(in.begin() - text.data());
+  }
+  template <typename Input>
+  ast::Source source(const Input& in) const {
+    const std::size_t begin = offset(in);
+    return map.source(begin, begin + in.size());
+  }
+  template <typename Input>
+  ast::Identifier identifier(const Input& in) const {
+    return {in.string(), source(in)};
+  }
+  [[noreturn]] void fail(std::size_t at, const std::string& reason) const {
+    throw ProgramError(reason, file, text, at);
+  }
+  void add(ast::Item item) {
+    items.push_back(std::move(item));
+    defs.clear();
+    dims.clear();
+    dtype.reset();
+    names.clear();
+    pattern.reset();
+    function.reset();
+  }
+};
+
+template <typename Rule>
+struct action : tao::pegtl::nothing<Rule> {};
+
+template <>
+struct action<tensor_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.name = b.identifier(in); }
+};
+
+template <>
+struct action<axis_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.axis = b.identifier(in); }
+};
+
+template <>
+struct action<length> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    const auto [end, ec] = std::from_chars(in.begin(), in.end(), b.length);
+    if (ec == std::errc::result_out_of_range)
+      b.fail(b.offset(in), "axis length too large: at most 9223372036854775807");
+    if (b.length == 0) b.fail(b.offset(in), "an axis length is positive, not 0");
+  }
+};
+
+template <>
+struct action<axis_def> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.defs.push_back({std::move(b.axis), b.length, b.source(in)});
+  }
+};
+
+template <>
+struct action<axes_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.add(ast::AxesDecl{std::move(b.defs), b.source(in)});
+  }
+};
+
+template <>
+struct action<kw_input> {
+  template <typename Input>
+  static void apply(const Input& /*in*/, ProgramBuilder& b) { b.kind = ast::TensorKind::input; }
+};
+
+template <>
+struct action<kw_param> {
+  template <typename Input>
+  static void apply(const Input& /*in*/, ProgramBuilder& b) { b.kind = ast::TensorKind::param; }
+};
+
+template <>
+struct action<group_open> {
+  template <typename Input>
+  static void apply(const Input& /*in*/, ProgramBuilder& b) {
+    b.in_group = true;
+    b.group.clear();
+  }
+};
+
+template <>
+struct action<dim_axis> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    if (b.in_group)
+      b.group.push_back(b.identifier(in));
+    else
+      b.dims.push_back({{b.identifier(in)}, b.source(in)});
+  }
+};
+
+template <>
+struct action<dim_group> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.in_group = false;
+    b.dims.push_back({std::move(b.group), b.source(in)});
+    b.group.clear();
+  }
+};
+
+template <>
+struct action<dtype> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.dtype = b.identifier(in); }
+};
+
+template <typename Decl>
+struct tensor_decl_action {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.add(ast::TensorDecl{b.kind, std::move(b.name), std::move(b.dims), std::move(b.dtype),
+                          b.source(in)});
+  }
+};
+template <>
+struct action<input_decl> : tensor_decl_action<input_decl> {};
+template <>
+struct action<param_decl> : tensor_decl_action<param_decl> {};
+
+template <>
+struct action<output_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.names.push_back(b.identifier(in)); }
+};
+
+template <>
+struct action<output_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.add(ast::OutputDecl{std::move(b.names), b.source(in)});
+  }
+};
+
+template <>
+struct action<op_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    const ProgramOp* row = find_program_op(in.string_view());
+    if (!row)
+      b.fail(b.offset(in), "unknown op '" + in.string() + "': the ops are " + program_op_names());
+    b.op = row->op;
+    b.op_name = b.identifier(in);
+  }
+};
+
+template <>
+struct action<arg_tensor> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    const std::string what = "tensor argument '" + in.string() + "' after ";
+    if (b.pattern)
+      b.fail(b.offset(in), what + "the pattern: the tensors come first, 'op(x, y, \"pattern\")'");
+    if (!b.defs.empty())
+      b.fail(b.offset(in), what + "axis=length: the tensors come first, the lengths last");
+    b.names.push_back(b.identifier(in));
+  }
+};
+
+template <>
+struct action<string_arg> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    const std::size_t at = b.offset(in);
+    const std::string_view body = in.string_view().substr(1, in.size() - 2);
+    if (!b.defs.empty()) b.fail(at, "a string after axis=length: the lengths come last");
+    if (b.function)
+      b.fail(at, "a third string: a call takes its pattern and at most one more string");
+    if (b.pattern) {
+      b.function = ast::StringArg{std::string(body), b.source(in)};
+      return;
+    }
+    try {
+      b.pattern = ast::PatternArg{parse(body), b.source(in)};
+    } catch (const PatternError& e) {
+      b.fail(at + 1 + e.position(), e.reason());  // the caret under the byte in the file
+    }
+  }
+};
+
+template <>
+struct action<statement> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    if (!b.pattern)
+      b.fail(b.offset(in) + in.size() - 1,
+             "expected a pattern string: 'name = " + b.op_name.name +
+                 "(tensors, \"pattern\")'");
+    b.add(ast::Statement{std::move(b.name), b.op, std::move(b.op_name), std::move(b.names),
+                         std::move(*b.pattern), std::move(b.function), std::move(b.defs),
+                         b.source(in)});
+  }
+};
+
+}  // namespace einexpr::grammar::model

@@ -1,0 +1,265 @@
+// check_program(): the name-level rules of a model program (listed in program.hpp), applied
+// in source order; the first fault throws ProgramError, with a note where a second place
+// matters (the first definition of a name defined twice, the later definition of a name
+// used too early). Tensors and axes are two namespaces.
+#include <string>
+#include <unordered_map>
+#include <variant>
+
+#include "einexpr/parser/check.hpp"
+#include "einexpr/parser/program.hpp"
+#include "program_ops.hpp"
+
+namespace einexpr {
+namespace {
+
+using ast::Identifier;
+using ast::Source;
+
+/// A Source at byte `offset` (ProgramError computes the line and column).
+Source at_offset(std::size_t offset) { return {{offset, offset}, 0, 0}; }
+Source in_pattern(const ast::PatternArg& arg, ast::Span span) {
+  return at_offset(ast::file_offset(arg, span.begin));
+}
+
+/// 's', with control bytes as \xNN (a function string may hold any byte but '"' and '\n').
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+      continue;
+    }
+    const char* hex = "0123456789ABCDEF";
+    out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+  }
+  return out + "'";
+}
+
+std::string list(std::span<const std::string_view> names) {
+  std::string s;
+  for (std::string_view n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+/// The names of one namespace: those defined so far, and where each is first defined
+/// anywhere in the program.
+struct Names {
+  const char* kind;  // "tensor" or "axis"
+  std::unordered_map<std::string, Source> so_far;
+  std::unordered_map<std::string, Source> anywhere;
+};
+
+class ProgramChecker {
+ public:
+  explicit ProgramChecker(ast::Program& p) : p_(p) {}
+  void run();
+
+ private:
+  [[noreturn]] void fail(const Source& at, const std::string& reason) const {
+    throw ProgramError(reason, p_, at);
+  }
+  [[noreturn]] void fail(const Source& at, const std::string& reason, const Source& note_at,
+                         const std::string& note) const {
+    throw ProgramError(reason, p_, at, note, note_at);
+  }
+  void collect();
+  void not_yet_defined(const Names& names, const Identifier& id) const;
+  void define(Names& names, const Identifier& id);
+  void use(const Names& names, const std::string& name, const Source& at,
+           const Source* defining = nullptr) const;
+
+  void check(const ast::AxesDecl& decl);
+  void check(const ast::TensorDecl& decl);
+  void check(const ast::OutputDecl& decl);
+  void check(const ast::Statement& s);
+  void tensor_count(const ast::Statement& s, const ProgramOp& row) const;
+  void function(const ast::Statement& s, const ProgramOp& row) const;
+  void pattern(const ast::Statement& s) const;
+  void pattern_axes(const ast::Statement& s) const;
+  void outputs();
+
+  ast::Program& p_;
+  Names tensors_{"tensor", {}, {}};
+  Names axes_{"axis", {}, {}};
+  std::vector<Identifier> outputs_;
+  const ast::Statement* last_ = nullptr;
+};
+
+// Where every name is first defined, for "used before its definition" notes.
+void ProgramChecker::collect() {
+  for (const ast::Item& item : p_.items) {
+    if (const auto* a = std::get_if<ast::AxesDecl>(&item))
+      for (const ast::AxisDef& d : a->axes) axes_.anywhere.emplace(d.name.name, d.name.source);
+    if (const auto* t = std::get_if<ast::TensorDecl>(&item))
+      tensors_.anywhere.emplace(t->name.name, t->name.source);
+    if (const auto* s = std::get_if<ast::Statement>(&item)) {
+      tensors_.anywhere.emplace(s->name.name, s->name.source);
+      for (const ast::AxisDef& d : s->lengths) axes_.anywhere.emplace(d.name.name, d.name.source);
+    }
+  }
+}
+
+void ProgramChecker::not_yet_defined(const Names& names, const Identifier& id) const {
+  if (const auto first = names.so_far.find(id.name); first != names.so_far.end())
+    fail(id.source, std::string(names.kind) + " " + quoted(id.name) + " is defined twice",
+         first->second, "first defined here");
+}
+
+void ProgramChecker::define(Names& names, const Identifier& id) {
+  not_yet_defined(names, id);
+  names.so_far.emplace(id.name, id.source);
+}
+
+// `defining`: the name the current statement defines, for "used in its own definition".
+void ProgramChecker::use(const Names& names, const std::string& name, const Source& at,
+                         const Source* defining) const {
+  if (names.so_far.count(name)) return;
+  const auto later = names.anywhere.find(name);
+  const std::string what = std::string(names.kind) + " " + quoted(name);
+  if (later == names.anywhere.end())
+    fail(at, "unknown " + what + (std::string_view(names.kind) == "axis" ? ": give it a length on an axes line"
+                                                           : ": declare it with input or param"));
+  if (defining && later->second == *defining) fail(at, what + " is used in its own definition");
+  fail(at, what + " is used before its definition: a name is defined before it is used",
+       later->second, "defined here");
+}
+
+void ProgramChecker::check(const ast::AxesDecl& decl) {
+  for (const ast::AxisDef& d : decl.axes) {
+    if (d.name.name.front() == '_' || d.name.name.back() == '_')
+      fail(d.name.source, "axis name should not start or end with underscore: " + quoted(d.name.name));
+    define(axes_, d.name);
+  }
+}
+
+void ProgramChecker::check(const ast::TensorDecl& decl) {
+  not_yet_defined(tensors_, decl.name);
+  for (const ast::Dim& dim : decl.dims)
+    for (const Identifier& axis : dim.axes) use(axes_, axis.name, axis.source);
+  define(tensors_, decl.name);
+}
+
+void ProgramChecker::check(const ast::OutputDecl& decl) {
+  outputs_.insert(outputs_.end(), decl.names.begin(), decl.names.end());
+}
+
+void ProgramChecker::check(const ast::Statement& s) {
+  const ProgramOp& row = program_op(s.op);
+  not_yet_defined(tensors_, s.name);
+  tensor_count(s, row);
+  for (const Identifier& in : s.inputs) use(tensors_, in.name, in.source, &s.name.source);
+  function(s, row);
+  pattern(s);
+  for (const ast::AxisDef& d : s.lengths) define(axes_, d.name);
+  pattern_axes(s);
+  define(tensors_, s.name);
+  last_ = &s;
+}
+
+// The op's number of tensors, and one pattern operand per tensor.
+void ProgramChecker::tensor_count(const ast::Statement& s, const ProgramOp& row) const {
+  const std::size_t n = s.inputs.size();
+  if (n < row.min_inputs || n > row.max_inputs) {
+    const std::string range = row.min_inputs == row.max_inputs
+                                  ? std::to_string(row.min_inputs)
+                                  : std::to_string(row.min_inputs) +
+                                        (row.max_inputs == row.min_inputs + 1 ? " or " : " to ") +
+                                        std::to_string(row.max_inputs);
+    fail(n > row.max_inputs ? s.inputs[row.max_inputs].source : s.pattern.source,
+         std::string(row.name) + " takes " + range + (row.max_inputs == 1 ? " tensor" : " tensors") +
+             " before its pattern, not " + std::to_string(n));
+  }
+  const auto& operands = s.pattern.pattern.operands;
+  const std::string counts = "the pattern has " + std::to_string(operands.size()) +
+                             (operands.size() == 1 ? " operand" : " operands") + " but " +
+                             std::to_string(n) + (n == 1 ? " tensor is" : " tensors are") + " given";
+  if (operands.size() > n) fail(in_pattern(s.pattern, operands[n].span), counts);
+  if (operands.size() < n) fail(s.inputs[operands.size()].source, counts);
+}
+
+// The string after the pattern: present exactly when the op takes one, and a known name.
+void ProgramChecker::function(const ast::Statement& s, const ProgramOp& row) const {
+  const std::string op(row.name);
+  if (row.function == FunctionArg::none) {
+    if (s.function) fail(s.function->source, op + " takes no string after its pattern");
+    return;
+  }
+  const bool reduction = row.function == FunctionArg::reduction;
+  const bool unary = s.inputs.size() == 1;
+  if (!s.function)
+    fail(at_offset(s.source.span.end - 1),
+         reduction ? op + " needs a reduction after its pattern: " + op + "(x, \"b h -> b\", \"sum\")"
+                   : op + " needs a function after its pattern: " + op + "(x, \"b h -> b h\", \"gelu\")");
+  const auto names = reduction ? reduction_names() : unary ? unary_function_names() : binary_function_names();
+  for (std::string_view n : names)
+    if (n == s.function->text) return;
+  const std::string kind = reduction ? "reduction" : unary ? "function of one tensor" : "function of two tensors";
+  fail(at_offset(s.function->source.span.begin + 1),
+       "unknown " + kind + " " + quoted(s.function->text) + ": " + list(names));
+}
+
+// The op's pattern rules (check()); a unary map's output is its input.
+void ProgramChecker::pattern(const ast::Statement& s) const {
+  const ast::Pattern& p = s.pattern.pattern;
+  try {
+    einexpr::check(p, s.op);
+  } catch (const PatternError& e) {
+    fail(at_offset(ast::file_offset(s.pattern, e.position())), e.reason());
+  }
+  if (s.op == Op::map && p.operands.size() == 1 &&
+      ast::to_string(p.operands[0]) != ast::to_string(p.output))
+    fail(in_pattern(s.pattern, p.output.span),
+         "a map of one tensor moves no axis: its output is its input, '" +
+             ast::to_string(p.operands[0]) + " -> " + ast::to_string(p.operands[0]) +
+             "' (rearrange moves axes)");
+}
+
+// Every axis name of the pattern is defined; every axis=length of the call is in the pattern.
+void ProgramChecker::pattern_axes(const ast::Statement& s) const {
+  std::unordered_map<std::string, bool> in_pattern_names;
+  auto visit = [&](const ast::Named& n) {
+    use(axes_, n.name, in_pattern(s.pattern, n.span));
+    in_pattern_names[n.name] = true;
+  };
+  auto visit_operand = [&](const ast::Operand& o) {
+    for (const ast::Term& t : o.terms) {
+      if (const auto* n = std::get_if<ast::Named>(&t)) visit(*n);
+      if (const auto* g = std::get_if<ast::Group>(&t))
+        for (const ast::Atom& a : g->atoms)
+          if (const auto* n = std::get_if<ast::Named>(&a)) visit(*n);
+    }
+  };
+  for (const ast::Operand& o : s.pattern.pattern.operands) visit_operand(o);
+  visit_operand(s.pattern.pattern.output);
+  for (const ast::AxisDef& d : s.lengths)
+    if (!in_pattern_names.count(d.name.name))
+      fail(d.name.source, "axis " + quoted(d.name.name) +
+                              " is not in the pattern: a call's axis=length is for an axis of its pattern");
+}
+
+// The output lines name defined tensors, each once; without them the last statement is the
+// output. A program computes something: it has a statement.
+void ProgramChecker::outputs() {
+  std::unordered_map<std::string, Source> seen;
+  for (const Identifier& o : outputs_) {
+    if (!tensors_.anywhere.count(o.name)) fail(o.source, "output " + quoted(o.name) + " names no tensor");
+    if (const auto [first, fresh] = seen.emplace(o.name, o.source); !fresh)
+      fail(o.source, "tensor " + quoted(o.name) + " is an output twice", first->second, "first named here");
+  }
+  if (!last_) fail(at_offset(p_.text.size()), "the program has no statement: nothing to compute");
+  p_.outputs = outputs_.empty() ? std::vector<Identifier>{last_->name} : outputs_;
+}
+
+void ProgramChecker::run() {
+  collect();
+  for (const ast::Item& item : p_.items) std::visit([this](const auto& i) { check(i); }, item);
+  outputs();
+}
+
+}  // namespace
+
+void check_program(ast::Program& program) { ProgramChecker(program).run(); }
+
+}  // namespace einexpr

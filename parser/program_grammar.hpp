@@ -1,0 +1,141 @@
+#pragma once
+// The model-program grammar as PEGTL rules: private to parser/ (no PEGTL type leaves it).
+// The language is described in include/einexpr/parser/program.hpp.
+//
+// EBNF (sp = { " " | "\t" }: blanks within a line; a declaration or statement is one line):
+//
+//   program     = line { newline line } EOF
+//   newline     = "\n" | "\r\n"
+//   line        = sp [ item ] sp [ comment ]           then a newline or the end
+//   comment     = "#" { any byte but "\n" }
+//   item        = axes_decl | input_decl | param_decl | output_decl | statement
+//   axes_decl   = "axes" sp axis_def { sp axis_def }
+//   axis_def    = name sp "=" sp length                the name is no dtype name
+//   input_decl  = "input" sp name sp ":" sp dims
+//   param_decl  = "param" sp name sp ":" sp dims
+//   dims        = { dim sp } [ dtype ]                 no dim: a scalar
+//   dim         = "(" sp name { sp name } sp ")" | name    the name is no dtype name
+//   dtype       = "f64" | "f32" | "f16" | "bf16" | "f8_e4m3" | "f8_e5m2" | "i64" | "i32" | "bool"
+//   output_decl = "output" sp name { sp name }
+//   statement   = name sp "=" sp op sp "(" sp [ argument { sp "," sp argument } ] sp ")"
+//   op          = name                                 looked up in the op table
+//   argument    = string | axis_def | name             the pattern, a function, a length, a tensor
+//   string      = '"' { any byte but '"', "\r", "\n" } '"'
+//   name        = ( letter | "_" ) { letter | digit | "_" }
+//   length      = digit { digit }                      1 .. 2^63-1 (checked by the action)
+//
+// Keywords (axes input param output) and dtype names are whole words. A line that starts
+// with a keyword is that declaration, so a keyword names no tensor. The order of a call's
+// arguments (tensors, the pattern, a function, lengths) is checked by the actions, which see
+// each argument's position. As in grammar.hpp, a mistake is a rule used as reject<Mistake>
+// that raises its own message (program_messages.hpp) at its first byte, and no rule
+// backtracks over an action that already ran.
+#include <tao/pegtl.hpp>
+
+#include "grammar.hpp"
+
+namespace einexpr::grammar::model {
+
+namespace pegtl = tao::pegtl;
+using grammar::reject;
+
+// ---- layout -------------------------------------------------------------------------------
+struct sp : pegtl::star<pegtl::one<' ', '\t'>> {};                     // blanks, maybe none
+struct newline : pegtl::sor<pegtl::one<'\n'>, pegtl::string<'\r', '\n'>> {};  // ends a line
+struct comment : pegtl::seq<pegtl::one<'#'>, pegtl::star<pegtl::not_one<'\n'>>> {};  // "# ..."
+struct line_end : pegtl::sor<pegtl::at<newline>, pegtl::eof> {};      // nothing else on the line
+
+// ---- words --------------------------------------------------------------------------------
+struct word_end : pegtl::not_at<pegtl::identifier_other> {};  // a name or number ends here
+template <char... Cs>
+struct word : pegtl::seq<pegtl::string<Cs...>, word_end> {};   // a whole word, not a prefix
+struct kw_axes : word<'a', 'x', 'e', 's'> {};                  // starts an axes line
+struct kw_input : word<'i', 'n', 'p', 'u', 't'> {};            // starts an input declaration
+struct kw_param : word<'p', 'a', 'r', 'a', 'm'> {};            // starts a param declaration
+struct kw_output : word<'o', 'u', 't', 'p', 'u', 't'> {};      // starts an output line
+struct keyword : pegtl::sor<kw_axes, kw_input, kw_param, kw_output> {};  // any of the four
+struct dtype                                                   // a dtype name
+    : pegtl::sor<word<'f', '6', '4'>, word<'f', '3', '2'>, word<'f', '1', '6'>,
+                 word<'b', 'f', '1', '6'>, word<'f', '8', '_', 'e', '4', 'm', '3'>,
+                 word<'f', '8', '_', 'e', '5', 'm', '2'>, word<'i', '6', '4'>,
+                 word<'i', '3', '2'>, word<'b', 'o', 'o', 'l'>> {};
+struct name : pegtl::identifier {};          // a name (the rules below say of what)
+struct tensor_name : name {};                // the tensor a declaration or statement defines
+struct axis_name : name {};                  // the axis an axis_def defines
+struct dim_axis : name {};                   // an axis of a declared dim
+struct output_name : name {};                // a tensor an output line names
+struct op_name : name {};                    // the op a statement calls
+struct arg_tensor : name {};                 // a tensor argument
+struct length : pegtl::plus<pegtl::digit> {};                    // an axis length
+struct length_end : word_end {};                                 // after a length
+struct length_token : pegtl::seq<length, pegtl::must<length_end>> {};  // "1024", no letter after
+struct equals : pegtl::one<'='> {};          // in NAME=LEN
+struct assign : pegtl::one<'='> {};          // after a statement's name
+struct colon : pegtl::one<':'> {};           // between a declared tensor and its dims
+struct group_open : pegtl::one<'('> {};      // opens a composition
+struct group_close : pegtl::one<')'> {};     // closes a composition
+struct call_open : pegtl::one<'('> {};       // opens a call
+struct call_close : pegtl::one<')'> {};      // closes a call
+struct comma : pegtl::one<','> {};           // between arguments
+struct quote : pegtl::one<'"'> {};           // around a string
+struct string_body : pegtl::star<pegtl::not_one<'"', '\r', '\n'>> {};  // a string's contents
+struct string_arg : pegtl::seq<quote, string_body, quote> {};          // "..." on one line
+
+// ---- mistakes (each used as reject<mistake>) ----------------------------------------------
+struct keyword_as_name : pegtl::seq<keyword, sp, equals> {};  // "input = ...": a keyword
+struct bad_line_start  // a line that starts with neither a keyword, a name nor '#'
+    : pegtl::seq<pegtl::not_at<pegtl::sor<newline, pegtl::one<'#'>, pegtl::eof>>, pegtl::any> {};
+struct dtype_as_axis : dtype {};                             // "axes f32=3"
+struct axes_comma : pegtl::one<','> {};                      // "axes B=1, D=2"
+struct dim_number : pegtl::digit {};                         // "input x: B 3"
+struct after_dtype : pegtl::sor<name, group_open> {};        // "input x: f32 B"
+struct nested_paren : pegtl::one<'('> {};                    // "((h d))"
+struct unterminated_string  // '"' with no '"' before the end of its line
+    : pegtl::seq<quote, string_body, pegtl::not_at<quote>> {};
+struct number_arg : pegtl::digit {};                         // "f(x, 3)"
+
+// ---- axes and declarations -----------------------------------------------------------------
+struct axis_def  // "B=1024"
+    : pegtl::seq<pegtl::opt<reject<dtype_as_axis>>, axis_name, sp, pegtl::must<equals>, sp,
+                 pegtl::must<length_token>> {};
+struct axes_decl  // "axes B=1024 D=256"
+    : pegtl::seq<kw_axes, sp, pegtl::must<axis_def>,
+                 pegtl::star<sp, pegtl::sor<axis_def, reject<axes_comma>>>> {};
+struct group_axis : pegtl::sor<dim_axis, reject<nested_paren>> {};  // a name in "(h d)"
+struct dim_group  // "(H K)": a dim of length H·K
+    : pegtl::seq<group_open, sp, pegtl::must<group_axis>, pegtl::star<sp, group_axis>, sp,
+                 pegtl::must<group_close>> {};
+struct dim  // "D" or "(H K)"
+    : pegtl::sor<dim_group, pegtl::seq<pegtl::not_at<dtype>, dim_axis>, reject<dim_number>> {};
+struct dims  // "B D bf16": the dims, then maybe the dtype
+    : pegtl::seq<pegtl::star<dim, sp>, pegtl::opt<dtype, sp, pegtl::opt<reject<after_dtype>>>> {};
+struct input_decl  // "input x: B D"
+    : pegtl::seq<kw_input, sp, pegtl::must<tensor_name>, sp, pegtl::must<colon>, sp, dims> {};
+struct param_decl  // "param w: D E"
+    : pegtl::seq<kw_param, sp, pegtl::must<tensor_name>, sp, pegtl::must<colon>, sp, dims> {};
+struct output_decl  // "output loss h2"
+    : pegtl::seq<kw_output, sp, pegtl::must<output_name>, pegtl::star<sp, output_name>> {};
+
+// ---- statements ----------------------------------------------------------------------------
+struct length_arg  // "c=4" in a call
+    : pegtl::seq<pegtl::at<name, sp, equals>, axis_def> {};
+struct argument  // one argument of a call
+    : pegtl::sor<reject<unterminated_string>, string_arg, length_arg, arg_tensor,
+                 reject<number_arg>> {};
+struct next_argument : pegtl::seq<comma, sp, pegtl::must<argument>> {};  // ", argument"
+struct arguments  // the arguments, maybe none
+    : pegtl::sor<pegtl::at<call_close>,
+                 pegtl::seq<pegtl::must<argument>, pegtl::star<sp, next_argument>>> {};
+struct statement  // "h = einsum(x, w, \"b d, d e -> b e\")"
+    : pegtl::seq<tensor_name, sp, pegtl::must<assign>, sp, pegtl::must<op_name>, sp,
+                 pegtl::must<call_open>, sp, arguments, sp, pegtl::must<call_close>> {};
+
+// ---- lines and the program -----------------------------------------------------------------
+struct item  // one declaration or statement
+    : pegtl::sor<reject<keyword_as_name>, axes_decl, input_decl, param_decl, output_decl,
+                 statement, reject<bad_line_start>> {};
+struct line  // one line, maybe blank, maybe a comment
+    : pegtl::seq<sp, pegtl::opt<item>, sp, pegtl::opt<comment>, pegtl::must<line_end>> {};
+struct program : pegtl::seq<line, pegtl::star<newline, line>, pegtl::eof> {};  // the file
+
+}  // namespace einexpr::grammar::model

@@ -1,0 +1,58 @@
+// The model language's op table and function names against the rest of einexpr: the
+// parser may not include codegen, so it keeps its own lists of reduction and function names
+// (parser/program_ops.cpp); these tests fail when codegen gains a name the parser lacks, or
+// the other way round.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "einexpr/codegen/plan.hpp"
+#include "program_ops.hpp"
+
+using namespace einexpr;
+
+namespace {
+
+/// Every name of an enum whose name() says "?" past its last value.
+template <typename Enum>
+std::vector<std::string_view> enum_names() {
+  std::vector<std::string_view> names;
+  for (unsigned v = 0; v < 256; ++v) {
+    const std::string_view n = name(static_cast<Enum>(v));
+    if (n == "?") break;
+    names.push_back(n);
+  }
+  return names;
+}
+
+std::vector<std::string_view> as_vector(std::span<const std::string_view> s) { return {s.begin(), s.end()}; }
+
+}  // namespace
+
+TEST_CASE("program names: the function names are codegen's", "[program]") {
+  CHECK(as_vector(reduction_names()) == enum_names<Reduction>());
+  CHECK(as_vector(unary_function_names()) == enum_names<UnaryOp>());
+  CHECK(as_vector(binary_function_names()) == enum_names<BinaryOp>());
+  for (std::string_view n : reduction_names()) CHECK(name(parse_reduction(n)) == n);
+  for (std::string_view n : unary_function_names()) CHECK(name(parse_unary_op(n)) == n);
+  for (std::string_view n : binary_function_names()) CHECK(name(parse_binary_op(n)) == n);
+}
+
+TEST_CASE("program names: the op table", "[program]") {
+  std::vector<std::string> names;
+  for (const ProgramOp& row : program_ops()) {
+    CAPTURE(row.name);
+    names.emplace_back(row.name);
+    CHECK(row.name == name(row.op));  // a statement's op prints as it is written
+    CHECK(find_program_op(row.name) == &row);
+    CHECK(&program_op(row.op) == &row);
+    CHECK(row.min_inputs >= 1);
+    CHECK(row.min_inputs <= row.max_inputs);
+  }
+  CHECK(names == std::vector<std::string>{"einsum", "rearrange", "reduce", "repeat", "map"});
+  CHECK(program_op_names() == "einsum, rearrange, reduce, repeat, map");
+  CHECK(find_program_op("softmax") == nullptr);
+  CHECK(find_program_op("") == nullptr);
+}
