@@ -207,16 +207,11 @@ std::vector<AxisId> unite(std::vector<AxisId> a, const std::vector<AxisId>& b) {
 
 /// numpy.einsum_path's "naive FLOP count": one loop nest over every distinct axis doing
 /// max(1, n - 1) operations per iteration for n operands, plus one when some axis is in more
-/// than one operand (numpy's `inner_product`). Plans other than einsum: their own FLOPs.
+/// than one operand (numpy's `inner_product`). Plans other than einsum, and plans built by
+/// hand (no ContractionInfo to read the operands from): their own FLOPs.
 Count naive_flops(const Plan& plan, Count flops) {
-  if (plan.op != Op::einsum) return flops;
-  std::vector<std::vector<AxisId>> operands;
-  if (plan.contraction) {
-    operands = plan.contraction->operands;
-  } else {
-    operands.emplace_back();
-    for (const DimAxes& dim : plan.value(0).dims) operands[0] = unite(std::move(operands[0]), dim);
-  }
+  if (plan.op != Op::einsum || !plan.contraction) return flops;
+  const std::vector<std::vector<AxisId>>& operands = plan.contraction->operands;
   std::vector<AxisId> all;
   std::size_t total = 0;
   for (const auto& o : operands) {
@@ -233,19 +228,14 @@ Count naive_flops(const Plan& plan, Count flops) {
 /// step sums an axis (opt_einsum's flop_count: max(1, terms - 1) + inner); a one-operand
 /// einsum the same over its axes. Unlike einexpr, numpy does not sum an axis private to one
 /// operand first. numpy prints this sum plus 1 as its "Optimized FLOP count".
-Count numpy_flops(const Plan& plan, const std::vector<AxisId>& one_operand_output) {
-  if (plan.op != Op::einsum) return Count(0);
+Count numpy_flops(const Plan& plan) {
   auto step = [&](const std::vector<AxisId>& contracted, const std::vector<AxisId>& kept) {
     bool inner = false;
     for (AxisId id : contracted) inner = inner || std::find(kept.begin(), kept.end(), id) == kept.end();
     return size_of(plan.axes, contracted) * Count(inner ? 2 : 1);
   };
-  if (!plan.contraction) {  // one operand
-    std::vector<AxisId> in;
-    for (const DimAxes& dim : plan.value(0).dims) in = unite(std::move(in), dim);
-    return step(in, one_operand_output);
-  }
   const ContractionInfo& info = *plan.contraction;
+  if (info.operands.size() == 1) return step(info.operands[0], info.output);
   std::vector<std::vector<AxisId>> nodes = info.operands;
   std::vector<bool> alive(nodes.size(), true);
   Count total;
@@ -297,9 +287,7 @@ Cost cost(const Plan& plan) {
   c.bytes_formula = ideal * es;
   c.peak_extra_bytes = peak_extra_bytes(plan, es);
   c.naive_flops = naive_flops(plan, c.flops);
-  std::vector<AxisId> out_axes;
-  for (const DimAxes& dim : plan.output_value().dims) out_axes = unite(std::move(out_axes), dim);
-  c.flops_numpy = plan.op == Op::einsum ? numpy_flops(plan, out_axes) : c.flops;
+  c.flops_numpy = plan.op == Op::einsum && plan.contraction ? numpy_flops(plan) : c.flops;
   return c;
 }
 

@@ -242,7 +242,10 @@ AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& o
     }
     if (!only.empty()) nodes[i] = sum_out(b, nodes[i], only, nodes.size() == 1 ? output : nodes[i].ids());
   }
-  if (nodes.size() == 1) return nodes[0];
+  if (nodes.size() == 1) {
+    b.set_contraction(std::move(info));
+    return nodes[0];
+  }
   std::vector<Axes> sets;
   for (const AtomView& v : nodes) sets.push_back(v.ids());
   const ContractionPath path = find_path(sets, output, b.axes(), order);

@@ -67,11 +67,13 @@ struct Cost {
   DType dtype = DType::f32;
   Count flops;             // 2 per multiply-add
   Count flops_exact;       // multiplies + adds exactly (m·n·(2k-1) for a matmul)
-  Count naive_flops;       // einsum: one loop nest over all axes (2·product of all lengths
-                           // for 2+ operands); equals flops for single contractions
+  Count naive_flops;       // einsum: numpy.einsum_path's naive count, one loop nest over all
+                           // axes ((n-1)+1 per iteration for n operands sharing an axis);
+                           // others and plans built by hand (no ContractionInfo): flops
   Count flops_numpy;       // einsum: numpy.einsum_path's / opt_einsum's count of this plan's
                            // path (each pairwise step 2·∏(axes of both) when it sums, else
-                           // 1·∏; no axis summed early); numpy prints it + 1. Others: flops
+                           // 1·∏; no axis summed early); numpy prints it + 1. Others and plans
+                           // built by hand: flops
   Count macs;              // multiply-accumulates of the contractions (|B|·m·n·k each);
                            // reductions and maps count 0 (fvcore, ptflops, thop)
   Count bytes_read;        // ideal: each input once

@@ -187,7 +187,7 @@ int destination(const Step& step) noexcept;
 /// Calls f(int& v) on every value a step reads (then on its destination when `with_dst`).
 void for_each_value(Step& step, const std::function<void(int&)>& f, bool with_dst);
 
-/// What an einsum of two or more operands was ordered by (plan_einsum.cpp).
+/// What an einsum was ordered by (plan/contract.cpp); one operand: an empty path.
 struct ContractionInfo {
   std::vector<std::vector<AxisId>> operands;  // each operand's distinct axes (diagonals taken)
   std::vector<AxisId> output;                 // the output's axes
@@ -205,7 +205,7 @@ struct Plan {
   std::vector<Value> values;        // values[i] for i < num_inputs is input i as given
   std::vector<Step> steps;
   int output = 0;                   // index into values
-  std::optional<ContractionInfo> contraction;  // einsum with 2+ operands
+  std::optional<ContractionInfo> contraction;  // every einsum planned from a pattern
   std::vector<std::string> notes;   // e.g. the einsum contraction order and its FLOPs
 
   const Value& value(int v) const { return values.at(static_cast<std::size_t>(v)); }
