@@ -46,6 +46,8 @@ OpSpec& spec_of(Op op, const AxisLengths& lengths) {
   spec.copy = Copy::if_needed;
   spec.order = ContractionOrder::optimal;
   spec.correction = 1;
+  spec.normalization = Normalization::softmax;
+  spec.eps = 0;
   spec.lengths.assign(lengths.begin(), lengths.end());
   return spec;
 }
@@ -133,6 +135,26 @@ Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::stri
   return map(x, y, pattern, fn);
 }
 
+Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps,
+                 const AxisLengths& lengths) {
+  OpSpec& spec = spec_of(Op::normalize, lengths);
+  spec.normalization = kind;
+  spec.eps = kind == Normalization::layer_norm || kind == Normalization::rms_norm ? eps : 0.0;
+  return one(spec, x, pattern);
+}
+Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::softmax, 0, lengths);
+}
+Tensor log_softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::log_softmax, 0, lengths);
+}
+Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::layer_norm, eps, lengths);
+}
+Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::rms_norm, eps, lengths);
+}
+
 // ---- out-parameter forms: planned to materialize, so the last step writes into `out` ----
 
 void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
@@ -148,6 +170,10 @@ void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern, const A
 void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
                  const AxisLengths& lengths) {
   execute(OpSpec::einsum(lengths), pattern, operands, &out);
+}
+void normalize_into(Tensor& out, const Tensor& x, std::string_view pattern, Normalization kind, double eps,
+                    const AxisLengths& lengths) {
+  one(OpSpec::normalize(kind, eps, lengths), x, pattern, &out);
 }
 void map_into(Tensor& out, const Tensor& x, UnaryOp function) { one(OpSpec::map(function), x, "", &out); }
 void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths) {

@@ -187,6 +187,29 @@ std::vector<Gradient> reduce_gradients(const Plan& forward) {
   return {reduce_gradient(forward, *r)};
 }
 
+std::vector<Gradient> normalize_gradients(const Plan& forward) {
+  const NormStep* n = nullptr;
+  for (const Step& s : forward.steps)
+    if (const auto* found = std::get_if<NormStep>(&s)) n = found;
+  EINEXPR_ASSERT(n != nullptr && !n->backward, "backward: a normalize plan without its NormStep");
+  Derivation d(forward, 0, Op::normalize);
+  const bool reads_y = n->kind == Normalization::softmax || n->kind == Normalization::log_softmax;
+  const int dy = d.add_dy(), v = reads_y ? d.add_y() : d.add_input(0);
+  const Value& normalized = forward.value(n->dst);
+  Axes along;
+  for (int a : n->axes)
+    for (AxisId id : normalized.dims.at(static_cast<std::size_t>(a))) along.push_back(id);
+  const int dx = d.lay_out(d.normalization(*n, {dy, v}, d.x_axes(), along));
+  std::string e;
+  switch (n->kind) {
+    case Normalization::softmax: e = "Y · (dY - sum(dY · Y))"; break;
+    case Normalization::log_softmax: e = "dY - exp(Y) · sum(dY)"; break;
+    case Normalization::layer_norm: e = "r · (dY - mean(dY) - X̂ · mean(dY · X̂))"; break;
+    case Normalization::rms_norm: e = "r · (dY - X̂ · mean(dY · X̂))"; break;
+  }
+  return {std::move(d).finish(dx, e + " along [" + d.dims_text({along}) + "]")};
+}
+
 std::vector<Gradient> map_gradients(const Plan& forward) {
   const MapStep* m = find_map(forward);
   EINEXPR_ASSERT(m != nullptr, "backward: a map plan without a map step");

@@ -1,5 +1,6 @@
 // plan(): the one planning entry (planner.hpp). Every caller plans through it with an
 // OpSpec; the planners per op below it are the steps of a switch, not separate entries.
+#include <cstdio>
 #include <cstring>
 
 #include "einexpr/codegen/planner.hpp"
@@ -48,6 +49,9 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
       return plan_reduce(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.reduction, spec.lengths,
                          spec.correction);
     case Op::repeat: return plan_repeat(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
+    case Op::normalize:
+      return plan_normalize(need(pattern, spec.op), spec.normalization, one(inputs, spec.op), dtype, spec.lengths,
+                            spec.eps);
     case Op::map:
       if (pattern == nullptr) {
         const auto* unary = std::get_if<UnaryOp>(&spec.function);
@@ -64,6 +68,14 @@ std::string OpSpec::str() const {
   if (op == Op::reduce) s += std::string(" ") + name(reduction);
   if (op == Op::reduce && corrected(reduction)) s += " (correction " + std::to_string(correction) + ")";
   if (op == Op::map) s += " " + std::visit([](auto f) { return std::string(name(f)); }, function);
+  if (op == Op::normalize) {
+    s += std::string(" ") + name(normalization);
+    if (normalization == Normalization::layer_norm || normalization == Normalization::rms_norm) {
+      char text[40];
+      std::snprintf(text, sizeof text, " (eps %g)", eps);
+      s += text;
+    }
+  }
   if ((op == Op::rearrange || op == Op::repeat) && copy != Copy::if_needed) s += std::string(" (copy ") + copy_name(copy) + ")";
   if (op == Op::einsum && order != ContractionOrder::optimal)
     s += order == ContractionOrder::greedy ? " (greedy order)" : " (left to right)";
@@ -79,6 +91,10 @@ void OpSpec::append_key(std::string& key) const {
       if (corrected(reduction)) append_pod(key, correction);
       break;
     case Op::rearrange: case Op::repeat: append_pod(key, copy); break;
+    case Op::normalize:
+      append_pod(key, normalization);
+      append_pod(key, eps);
+      break;
     case Op::map:
       append_pod(key, static_cast<unsigned char>(function.index()));
       std::visit([&](auto f) { append_pod(key, f); }, function);

@@ -3,6 +3,8 @@
 // model, attention scores, average pooling, the grey image repeated to 4 channels.
 #include "app.hpp"
 
+#include "args.hpp"
+
 #include "einexpr/config.hpp"
 
 namespace einexpr::cli {
@@ -36,6 +38,16 @@ const char* const sizes_help =
 const char* const correction_help =
     "reduce var and std: divide by n - N (torch's correction; default 1, as torch; 0: the population variance)";
 
+const char* const eps_help = "layer_norm and rms_norm: added to the variance / mean square (default 1e-5 and 1e-6)";
+
+const char* const norm_footer =
+    "The pattern names the input's dims with the axes to normalize along in brackets (einx's\n"
+    "notation): \"b h q [k]\" along k; \"b [h w] c\" along h and w together; \"... [d]\" along the\n"
+    "last dim. layer_norm and rms_norm have no affine part: scale and shift with map.\n"
+    "Examples:\n"
+    "  einexpr softmax \"b h q [k]\" scores.npy -o p.npy\n"
+    "  einexpr layer_norm \"b s [d]\" x.npy -o y.npy --eps 1e-5";
+
 const char* const map_footer =
     "A unary map's pattern may permute, split and merge axes around the function, as rearrange\n"
     "does; every axis is on both sides, so nothing is summed or repeated. A binary map\n"
@@ -67,6 +79,8 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
         ->type_name("");
     sub->add_option("--correction", args.correction, correction_help)->type_name("N")->check(CLI::NonNegativeNumber);
   }
+  if (args.op == "layer_norm" || args.op == "rms_norm")
+    sub->add_option("--eps", args.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
   if (args.op == "map") {
     sub->add_option("FUNCTION", args.function, "gelu, exp, ... (one input); add, mul, ... (two)")
         ->required()
@@ -90,13 +104,14 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
 }
 
 void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
-  sub->add_option("OP", expr.op, "einsum, rearrange, reduce, repeat or map")->required()->type_name("");
+  sub->add_option("OP", expr.op, std::string(expr_ops))->required()->type_name("");
   sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted")->required()->type_name("");
   sub->add_option("ARGS", expr.rest, sizes_help)->type_name("");
   sub->add_option("--dtype", expr.dtype, "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool")
       ->type_name("DT")
       ->capture_default_str();
   sub->add_option("--correction", expr.correction, correction_help)->type_name("N")->check(CLI::NonNegativeNumber);
+  sub->add_option("--eps", expr.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
 }
 
 void add_cost(Cli& cli) {
@@ -115,7 +130,8 @@ void add_cost(Cli& cli) {
       "  einexpr cost einsum \"i j, j k -> i k\" i=1024 j=1024 k=1024 --dtype bf16 --json\n"
       "  einexpr cost reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=10 h2=20 w=10 w2=20\n"
       "  einexpr cost reduce \"b s h -> b s\" var b=8 s=128 h=1024 --correction 0\n"
-      "  einexpr cost map \"b s h -> b s h\" gelu b=64 s=1024 h=1024");
+      "  einexpr cost map \"b s h -> b s h\" gelu b=64 s=1024 h=1024\n"
+      "  einexpr cost softmax \"b h q [k]\" b=8 h=12 q=1024 k=1024");
   cli.commands.push_back({sub, [&cli] { return cost_command(cli.cost); }});
 }
 
@@ -245,6 +261,11 @@ std::unique_ptr<Cli> make_cli() {
                  "  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4");
   add_op_command(*cli, cli->map, "map",
                  "Apply an elementwise function: f(IN.npy), or f(IN.npy, IN2.npy) broadcast by name", map_footer);
+  add_op_command(*cli, cli->softmax, "softmax", "softmax of IN.npy along the bracketed axes", norm_footer);
+  add_op_command(*cli, cli->log_softmax, "log_softmax", "log_softmax of IN.npy along the bracketed axes", norm_footer);
+  add_op_command(*cli, cli->layer_norm, "layer_norm", "(x - mean) / sqrt(var + eps) along the bracketed axes",
+                 norm_footer);
+  add_op_command(*cli, cli->rms_norm, "rms_norm", "x / sqrt(mean(x²) + eps) along the bracketed axes", norm_footer);
   add_op_command(*cli, cli->einsum, "einsum",
                  "Contract operands: an axis missing from the output is summed, a repeated one is a diagonal",
                  "Examples:\n"

@@ -36,7 +36,8 @@ std::pair<std::string, std::int64_t> parse_length(const std::string& arg) {
 }
 
 bool is_expr_op(std::string_view op) {
-  return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat" || op == "map";
+  return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat" || op == "map" ||
+         is_normalization(op);
 }
 
 /// NAME=LEN: an identifier, '=', digits (what split_map_args takes for a length).
@@ -68,6 +69,15 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
+bool is_normalization(std::string_view op) {
+  return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm";
+}
+
+double eps_or_default(Normalization kind, double eps) {
+  if (eps >= 0) return eps;
+  return kind == Normalization::layer_norm ? 1e-5 : kind == Normalization::rms_norm ? 1e-6 : 0.0;
+}
+
 AxisLengths parse_lengths(const std::vector<std::string>& args) {
   AxisLengths out;
   std::set<std::string> seen;
@@ -80,7 +90,7 @@ AxisLengths parse_lengths(const std::vector<std::string>& args) {
 }
 
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
-                         std::int64_t correction) {
+                         std::int64_t correction, double eps) {
   if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected " + std::string(expr_ops) + ")");
   ExprSpec e;
   e.op = op;
@@ -103,6 +113,10 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
       throw UsageError("--correction applies to reduce var and std only");
     e.correction = correction;
   }
+  if (eps >= 0) {
+    if (op != "layer_norm" && op != "rms_norm") throw UsageError("--eps applies to layer_norm and rms_norm only");
+    e.eps = eps;
+  }
   e.sizes = parse_lengths(lengths);
   return e;
 }
@@ -114,6 +128,11 @@ OpSpec ExprSpec::op_spec() const {
   spec.reduction = reduction;
   spec.correction = correction;
   if (spec.op == Op::map) spec.function = parse_map_function(function, parse(pattern).operands.size());
+  if (is_normalization(op)) {
+    spec.op = Op::normalize;
+    spec.normalization = parse_normalization(op);
+    spec.eps = eps_or_default(spec.normalization, eps);
+  }
   return spec;
 }
 

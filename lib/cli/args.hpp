@@ -33,6 +33,7 @@ struct ExprSpec {
   Reduction reduction = Reduction::sum;
   std::int64_t correction = 1;  // reduce var / std
   std::string function;         // map: a unary function (one operand) or a binary one (two)
+  double eps = -1;              // layer_norm / rms_norm (-1: the default)
   AxisLengths sizes;
 
   /// What the planner takes (without lengths: plan_from_sizes picks the ones the pattern uses).
@@ -45,7 +46,7 @@ struct ExprSpec {
 /// defaults to sum; map needs a FUNCTION there. `correction` (-1: not given) is allowed
 /// only for reduce var and std.
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
-                         std::int64_t correction = -1);
+                         std::int64_t correction = -1, double eps = -1);
 
 /// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN", "reduce|PATTERN|REDUCTION|NAME=LEN,..." or
 /// "map|PATTERN|FUNCTION|NAME=LEN,...".
@@ -71,6 +72,11 @@ Device parse_run_device(const std::string& text);
 void check_output_path(const std::string& path);
 
 /// The ops cost, explain, bench and roofline know, as messages list them.
-inline constexpr std::string_view expr_ops = "einsum, rearrange, reduce, repeat or map";
+inline constexpr std::string_view expr_ops =
+    "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm or rms_norm";
+/// softmax, log_softmax, layer_norm, rms_norm: the ops that take a bracketed pattern.
+bool is_normalization(std::string_view op);
+/// --eps when given (>= 0), else the normalization's default (layer_norm 1e-5, rms_norm 1e-6).
+double eps_or_default(Normalization kind, double eps);
 
 }  // namespace einexpr::cli

@@ -27,6 +27,7 @@ struct OpArgs {
   std::string reduction;             // reduce only
   std::int64_t correction = -1;      // reduce var / std: --correction (-1: not given, 1)
   std::string function;              // map only
+  double eps = -1;                   // layer_norm / rms_norm: --eps (-1: not given, the default)
   std::string input;                 // rearrange / reduce / repeat: the input .npy path
   std::vector<std::string> inputs;   // einsum: one .npy path per operand; map: IN.npy [IN2.npy] [NAME=LEN...]
   std::vector<std::string> lengths;  // NAME=LEN
@@ -43,6 +44,7 @@ struct ExprArgs {
   std::vector<std::string> rest;  // [REDUCTION | FUNCTION] NAME=LEN...
   std::string dtype = "f32";
   std::int64_t correction = -1;   // reduce var / std: --correction (-1: not given, 1)
+  double eps = -1;                // layer_norm / rms_norm: --eps (-1: not given, the default)
 };
 
 struct CostArgs {

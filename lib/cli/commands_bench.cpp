@@ -103,7 +103,8 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 }  // namespace
 
 int bench_command(const BenchArgs& args) {
-  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction);
+  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
+                                     args.expr.eps);
   const DType dtype = parse_dtype(args.expr.dtype);
   const Device device = parse_run_device(args.run.device);
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");

@@ -26,7 +26,8 @@ struct CostReport {
 
 CostReport make_report(const CostArgs& args) {
   CostReport r;
-  r.expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction);
+  r.expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
+                           args.expr.eps);
   const DType dtype = parse_dtype(args.expr.dtype);
   const DeviceSpec device = find_device(args.device);
   const Plan plan = plan_from_sizes(r.expr.op_spec(), r.expr.pattern, r.expr.sizes, dtype);
@@ -196,7 +197,7 @@ int cost_command(const CostArgs& args) {
 }
 
 int explain_command(const ExprArgs& args) {
-  const ExprSpec e = parse_expr_args(args.op, args.pattern, args.rest, args.correction);
+  const ExprSpec e = parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps);
   const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, parse_dtype(args.dtype));
   const Cost c = cost(plan);
   std::cout << plan.str() << "steps\n";

@@ -1,4 +1,5 @@
-// rearrange, reduce, repeat, einsum, map: .npy files in, one .npy file out. Every argument is
+// rearrange, reduce, repeat, einsum, map, softmax, log_softmax, layer_norm, rms_norm: .npy
+// files in, one .npy file out. Every argument is
 // checked and the result computed before anything is written; write_npy then writes a
 // temporary beside the output and renames it, so a failed run leaves no file behind and
 // an existing output unchanged.
@@ -37,6 +38,10 @@ Tensor compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths
     if (in.size() == 1) return map(in[0], args.pattern, args.function, lengths);
     if (!lengths.empty()) throw Error("map: NAME=LEN lengths are taken by unary maps only");
     return map(in[0], in[1], args.pattern, args.function);
+  }
+  if (is_normalization(args.op)) {
+    const Normalization kind = parse_normalization(args.op);
+    return normalize(in[0], args.pattern, kind, eps_or_default(kind, args.eps), lengths);
   }
   return einsum(in, args.pattern, lengths);
 }

@@ -153,6 +153,28 @@ TEST_CASE("cost --json: maps with a pattern, var with a correction, and explain 
   CHECK_THAT(r.out, Catch::Contains("map.exp") && Catch::Contains("[b=2, h=4, s=3, d=5]"));
 }
 
+TEST_CASE("cost --json and explain: normalizations along bracketed axes, --eps") {
+  Sandbox box;
+  const AxisLengths sizes = {{"b", 8}, {"h", 12}, {"q", 128}, {"k", 128}};
+  nlohmann::json j = cost_json(box, {"softmax", "b h q [k]", "b=8", "h=12", "q=128", "k=128", "--backward"});
+  const Cost c = cost_normalize("b h q [k]", Normalization::softmax, sizes);
+  CHECK(j["op"] == "softmax");
+  CHECK(j["flops"].get<std::uint64_t>() == u64(c.flops));
+  CHECK(j["flops"].get<std::uint64_t>() == 5ull * 8 * 12 * 128 * 128 + 8 * 12 * 128);
+  CHECK(j["backward"].size() == 1);
+  j = cost_json(box, {"layer_norm", "b s [d]", "b=2", "s=3", "d=4", "--eps", "0.5"});
+  CHECK(j["flops"] == 5 * 2 * 3 * 4 + 3 * 2 * 3);
+  test::CliResult r = box.run({"explain", "rms_norm", "b s [d]", "b=2", "s=3", "d=4", "--eps", "0.5"});
+  INFO(r);
+  CHECK_THAT(r.out, Catch::Contains("rms_norm(eps=0.5) %0 along [d]"));
+  r = box.run({"cost", "softmax", "b s [d]", "b=2", "s=3", "d=4", "--eps", "0.5"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--eps applies to layer_norm and rms_norm only"));
+  r = box.run({"cost", "softmax", "b s d", "b=2", "s=3", "d=4"});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("no brackets") && Catch::Contains("^"));
+}
+
 TEST_CASE("cost --json writes counts beyond 2^64 as exact integer literals") {
   Sandbox box;
   // 2·2^22·2^22·2^22 = 2^67 FLOPs

@@ -20,7 +20,7 @@ struct RunRow {
 
 }  // namespace
 
-TEST_CASE("rearrange, reduce, repeat, einsum and map write what the C++ API computes") {
+TEST_CASE("rearrange, reduce, repeat, einsum, map and the normalizations write what the C++ API computes") {
   const std::vector<RunRow> rows = {
       {{"rearrange", "c h w -> c w h", "x.npy"},
        {{3, 4, 5}},
@@ -92,6 +92,22 @@ TEST_CASE("rearrange, reduce, repeat, einsum and map write what the C++ API comp
        {{2, 5, 3}, {3}},
        DType::f32,
        [](const auto& in) { return map(in[0], in[1], "b s h, h -> b s h", "add"); }},
+      {{"softmax", "b h q [k]", "x.npy"},
+       {{2, 3, 4, 5}},
+       DType::f32,
+       [](const auto& in) { return softmax(in[0], "b h q [k]"); }},
+      {{"log_softmax", "[b] s", "x.npy"},
+       {{4, 3}},
+       DType::f64,
+       [](const auto& in) { return log_softmax(in[0], "[b] s"); }},
+      {{"layer_norm", "b s [d]", "x.npy", "--eps", "0.01"},
+       {{2, 5, 6}},
+       DType::bf16,
+       [](const auto& in) { return layer_norm(in[0], "b s [d]", 0.01); }},
+      {{"rms_norm", "b [(h d)]", "x.npy", "h=2"},
+       {{3, 8}},
+       DType::f32,
+       [](const auto& in) { return rms_norm(in[0], "b [(h d)]", 1e-6, {{"h", 2}}); }},
   };
   const std::vector<std::string> names = {"x.npy", "w.npy", "v.npy"};
   for (const RunRow& row : rows) {

@@ -246,6 +246,42 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   return r;
 }
 
+Result normalize(const Tensor& x, const std::string& dims, const std::string& kept, Normalization kind, double eps,
+                 const AxisLengths& lengths) {
+  Single s = resolve_single(x, dims + " -> " + kept, lengths);
+  const Shape rows_shape = shape_of(s.right, s.lens);
+  std::vector<std::vector<std::size_t>> rows(static_cast<std::size_t>(checked_numel(rows_shape)));
+  const std::vector<std::string> right_atoms = atoms_of({&s.right});
+  for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
+    auto full = idx;
+    for (const std::string& a : right_atoms)
+      if (!full.count(a)) full[a] = 0;
+    rows[static_cast<std::size_t>(flat_index(s.right, rows_shape, full, s.lens))].push_back(
+        static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens)));
+  });
+  const std::vector<double> in = values_of(x);
+  Result r{x.shape(), std::vector<double>(in.size())};
+  for (const std::vector<std::size_t>& row : rows) {
+    const auto n = static_cast<double>(row.size());
+    double m = -std::numeric_limits<double>::infinity(), sum = 0, mean = 0, m2 = 0;
+    for (std::size_t i : row) m = std::max(m, in[i]);
+    for (std::size_t i : row) sum += std::exp(in[i] - m);
+    for (std::size_t i : row) mean += in[i] / n;
+    for (std::size_t i : row)
+      m2 += kind == Normalization::rms_norm ? in[i] * in[i] / n : (in[i] - mean) * (in[i] - mean) / n;
+    for (std::size_t i : row) {
+      const double v = in[i];
+      switch (kind) {
+        case Normalization::softmax: r.values[i] = std::exp(v - m) / sum; break;
+        case Normalization::log_softmax: r.values[i] = v - m - std::log(sum); break;
+        case Normalization::layer_norm: r.values[i] = (v - mean) / std::sqrt(m2 + eps); break;
+        case Normalization::rms_norm: r.values[i] = v / std::sqrt(m2 + eps); break;
+      }
+    }
+  }
+  return r;
+}
+
 Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const AxisLengths& lengths) {
   const ast::Pattern p = parse(pattern);
   std::map<std::string, std::int64_t> lens;

@@ -267,3 +267,26 @@ TEST_CASE("parse: many axes up to the length limit", "[parse]") {
   REQUIRE(p.output.terms.size() == 1);
   CHECK(std::get<ast::Group>(p.output.terms[0]).atoms.size() == 300);
 }
+
+TEST_CASE("parse_bracketed: the dims as operand and output, each bracket's span", "[parse][brackets]") {
+  struct Row {
+    const char* pattern;
+    const char* ast;
+    std::vector<ast::Span> brackets;
+  };
+  const Row rows[] = {
+      {"b h q [k]", "[b h q k] -> [b h q k]", {{6, 9}}},
+      {"[b] h [w]", "[b h w] -> [b h w]", {{0, 3}, {6, 9}}},
+      {"b [h w] c", "[b h w c] -> [b h w c]", {{2, 7}}},
+      {"... [d]", "[... d] -> [... d]", {{4, 7}}},
+      {"b [(h w)] 1", "[b (h w) #1] -> [b (h w) #1]", {{2, 9}}},
+      {"b[k]", "[b k] -> [b k]", {{1, 4}}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.pattern);
+    const ast::Pattern p = einexpr::parse_bracketed(row.pattern);
+    CHECK(p.text == row.pattern);
+    CHECK(describe(p) == row.ast);
+    CHECK(p.brackets == row.brackets);
+  }
+}

@@ -45,6 +45,18 @@ struct Kernels {
       gelu_erf;
 };
 
+/// A normalization's forward pass over one contiguous row of n elements (vec_math_rows.hpp:
+/// softmax, log_softmax, layer_norm, rms_norm; eps only for the last two). `stream`: y is
+/// written with streaming stores where aligned (call `fence` once after the rows);
+/// `scratch`: n elements apart from x and y.
+template <class T>
+using RowKernel = void (*)(const T* x, T* y, std::int64_t n, T eps, bool stream, T* scratch);
+template <class T>
+struct RowKernels {
+  RowKernel<T> softmax = nullptr, log_softmax = nullptr, layer_norm = nullptr, rms_norm = nullptr;
+  void (*fence)() = nullptr;
+};
+
 /// FMA chains on registers, no memory traffic: `fma_chains` independent chains of `lanes`
 /// elements each take `steps` fused multiply-adds (2 FLOPs each); returns their sum (so
 /// that the work is not optimized away). The 'cpu' device's peak is measured with it.
@@ -59,6 +71,8 @@ struct Table {
   const char* isa = "";  // "scalar", "avx2", "avx512"
   Kernels<float> f32;
   Kernels<double> f64;
+  RowKernels<float> rows_f32;
+  RowKernels<double> rows_f64;
   FmaProbe<float> fma_f32;
   FmaProbe<double> fma_f64;
 };

@@ -6,6 +6,7 @@
 #include <sleef.h>
 
 #include "vec_math_kernels.hpp"
+#include "vec_math_rows.hpp"
 
 namespace einexpr::cpu::vec {
 
@@ -84,6 +85,8 @@ Table detail::avx2_table() noexcept {
   t.isa = "avx2";
   t.f32 = make_kernels<F32>();
   t.f64 = make_kernels<F64>();
+  t.rows_f32 = make_row_kernels<F32>();
+  t.rows_f64 = make_row_kernels<F64>();
   t.fma_f32 = make_fma_probe<F32>();
   t.fma_f64 = make_fma_probe<F64>();
   return t;

@@ -7,6 +7,7 @@
 #include <sleef.h>
 
 #include "vec_math_kernels.hpp"
+#include "vec_math_rows.hpp"
 
 namespace einexpr::cpu::vec {
 
@@ -93,6 +94,8 @@ Table detail::avx512_table() noexcept {
   t.isa = "avx512";
   t.f32 = make_kernels<F32>();
   t.f64 = make_kernels<F64>();
+  t.rows_f32 = make_row_kernels<F32>();
+  t.rows_f64 = make_row_kernels<F64>();
   t.fma_f32 = make_fma_probe<F32>();
   t.fma_f64 = make_fma_probe<F64>();
   return t;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "vec_math_kernels.hpp"
+#include "vec_math_rows.hpp"
 
 namespace einexpr::cpu::vec {
 
@@ -50,6 +51,8 @@ Table detail::scalar_table() noexcept {
   t.isa = "scalar";
   t.f32 = make_kernels<Scalar<float>>();
   t.f64 = make_kernels<Scalar<double>>();
+  t.rows_f32 = make_row_kernels<Scalar<float>>();
+  t.rows_f64 = make_row_kernels<Scalar<double>>();
   t.fma_f32 = make_fma_probe<Scalar<float>>();
   t.fma_f64 = make_fma_probe<Scalar<double>>();
   return t;

@@ -101,6 +101,10 @@ struct CudaBackend {
   void operator()(const ReduceStep& s, lowering::Context& c) const { lower(s, c, lower_reduce); }
   void operator()(const MapStep& s, lowering::Context& c) const { lower(s, c, lower_map); }
   void operator()(const EmbedStep& s, lowering::Context& c) const { lower(s, c, lower_embed); }
+  void operator()(const NormStep& s, lowering::Context&) const {
+    throw DeviceError(std::string(s.backward ? "the backward pass of " : "") + name(s.kind) +
+                      " is not implemented on the GPU yet (the CPU runs it): move the tensor with .to(Device::cpu())");
+  }
 };
 
 }  // namespace

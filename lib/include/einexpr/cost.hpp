@@ -25,6 +25,9 @@ Cost cost_rearrange(std::string_view pattern, const AxisLengths& sizes, DType dt
 Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes,
                  DType dtype = DType::f32, std::int64_t correction = 1);
 Cost cost_repeat(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
+/// A normalization from sizes: cost_normalize("b h q [k]", Normalization::softmax, sizes).
+Cost cost_normalize(std::string_view pattern, Normalization kind, const AxisLengths& sizes, DType dtype = DType::f32,
+                    double eps = 0);
 /// Elementwise f(x) on a tensor of `shape`.
 Cost cost_map(UnaryOp function, const Shape& shape, DType dtype = DType::f32);
 /// Elementwise f(x) with a pattern: cost_map("b s h -> b s h", UnaryOp::gelu, sizes).

@@ -103,6 +103,25 @@ Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const Ax
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function);
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
 
+// ---- normalizations along named axes: the axes they work along in brackets (einx's notation) ----
+/// softmax(x, "b h q [k]"): exp(x - m) / sum exp(x - m) along k, m the maximum (so no
+/// overflow), reading x once. Several bracketed axes ("b [h w] c", "[b] h [w]") normalize
+/// along all of them together; "... [d]" along the last dim of any rank. The result has x's
+/// shape and dtype (floats only); a row with NaN or +inf gives NaN, as torch.
+Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {});
+/// x - m - log(sum exp(x - m)) along the bracketed axes.
+Tensor log_softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {});
+/// (x - mean) / sqrt(var + eps) along the bracketed axes: torch's layer_norm without its
+/// affine part (scale and shift with map: map(y, g, "b s d, d -> b s d", "mul")). var is the
+/// population variance (correction 0, as torch's layer_norm), eps 1e-5 by default as torch.
+Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps = 1e-5, const AxisLengths& lengths = {});
+/// x / sqrt(mean(x²) + eps) along the bracketed axes (RMSNorm without its scale); eps 1e-6 by
+/// default (LLaMA's; torch's nn.RMSNorm, newer than torch 1.13, defaults to the dtype's epsilon).
+Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps = 1e-6, const AxisLengths& lengths = {});
+/// Any of the four by value; eps is read by layer_norm and rms_norm only.
+Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,
+                 const AxisLengths& lengths = {});
+
 // ---- out-parameter forms: write into a tensor the caller owns (same shape and dtype) ----
 void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern,
                     const AxisLengths& lengths = {});
@@ -112,6 +131,8 @@ void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern,
                  const AxisLengths& lengths = {});
 void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
                  const AxisLengths& lengths = {});
+void normalize_into(Tensor& out, const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,
+                    const AxisLengths& lengths = {});
 void map_into(Tensor& out, const Tensor& x, UnaryOp function);
 void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp function,
               const AxisLengths& lengths = {});

@@ -15,6 +15,8 @@
 //                 or a GradOp: a backward pass's elementwise derivative
 //   EmbedStep     dst (a new buffer) = zeros, with src written into a view of it (a
 //                 gradient put back on a diagonal)
+//   NormStep      dst = softmax, log_softmax, layer_norm or rms_norm of src along some of
+//                 its dims, or the backward pass of one (from dY and Y or X)
 //
 // Axes are ids into the plan's AxisTable (axes.hpp): each value's dims name the axes they
 // compose, and a ContractStep names the axes it sums.
@@ -53,6 +55,13 @@
 //     minimum (integer div truncates toward zero; integer division by zero gives 0, as numpy).
 //     The CPU computes the transcendental ones with Sleef's vector functions; each
 //     function's error bound in ULPs is in codegen/lower/cpu/vec_math.hpp.
+//   - NormStep, along the dims `axes` (one row per index of the others): softmax
+//     exp(x - m) / sum exp(x - m), m the row's maximum; log_softmax x - m - log sum
+//     exp(x - m); layer_norm (x - mean) / sqrt(var + eps), var the population variance;
+//     rms_norm x / sqrt(mean(x²) + eps). A row with NaN or +inf is NaN (as torch); softmax
+//     of a row of -inf too. Backward (srcs dY, then Y for softmax and log_softmax, X for the
+//     norms): y·(dY - sum(dY·y)); dY - exp(y)·sum(dY); r·(dY - mean(dY) - x̂·mean(dY·x̂)),
+//     x̂ = (x - mean)·r, r = 1/sqrt(var + eps) (rms_norm: without the mean terms). Floats only.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -73,6 +82,12 @@ const char* name(Reduction reduction) noexcept;
 /// "sum", "mean", "max", "min", "prod", "any", "all", "var", "std", "logsumexp"; throws
 /// Error listing them otherwise.
 Reduction parse_reduction(std::string_view text);
+
+/// Normalizations along some dims (NormStep, defined in the contract above).
+enum class Normalization : unsigned char { softmax, log_softmax, layer_norm, rms_norm };
+const char* name(Normalization n) noexcept;
+/// "softmax", "log_softmax", "layer_norm", "rms_norm"; throws Error listing them otherwise.
+Normalization parse_normalization(std::string_view text);
 
 /// Elementwise functions of one argument (defined in the contract above).
 enum class UnaryOp : unsigned char {
@@ -178,7 +193,18 @@ struct EmbedStep {
   Layout into;                 // a view of dst's buffer with src's shape (strides may add up)
   friend bool operator==(const EmbedStep&, const EmbedStep&) = default;
 };
-using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep>;
+/// dst = a normalization of srcs[0] along `axes`, or (backward) its dX from srcs dY and Y
+/// (softmax, log_softmax) or X (layer_norm, rms_norm). Every src has dst's shape.
+struct NormStep {
+  std::vector<int> srcs;
+  int dst = 0;
+  Normalization kind = Normalization::softmax;
+  bool backward = false;
+  std::vector<int> axes;       // the dims normalized along (a row: one index of the others)
+  double eps = 0;              // layer_norm, rms_norm: added to the variance / mean square
+  friend bool operator==(const NormStep&, const NormStep&) = default;
+};
+using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep, NormStep>;
 
 /// The source values a step reads, in order.
 std::vector<int> sources(const Step& step);

@@ -49,6 +49,8 @@ struct OpSpec {
   ContractionOrder order = ContractionOrder::optimal;  // einsum
   AxisLengths lengths;                               // axis lengths given by name
   std::int64_t correction = 1;                       // reduce var, std: divide by n - correction
+  Normalization normalization = Normalization::softmax;  // normalize
+  double eps = 0;                                    // normalize layer_norm, rms_norm
 
   static OpSpec einsum(AxisLengths lengths = {}) { return {Op::einsum, {}, {}, {}, {}, std::move(lengths)}; }
   static OpSpec rearrange(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
@@ -61,6 +63,15 @@ struct OpSpec {
     return {Op::repeat, {}, {}, copy, {}, std::move(lengths)};
   }
   static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {Op::map, {}, f, {}, {}, std::move(lengths)}; }
+  /// eps: layer_norm and rms_norm only (softmax and log_softmax ignore it).
+  static OpSpec normalize(Normalization n, double eps = 0, AxisLengths lengths = {}) {
+    OpSpec s;
+    s.op = Op::normalize;
+    s.normalization = n;
+    s.eps = n == Normalization::layer_norm || n == Normalization::rms_norm ? eps : 0.0;
+    s.lengths = std::move(lengths);
+    return s;
+  }
 
   /// "einsum", "reduce mean", "map gelu", "rearrange (copy always)": for messages.
   std::string str() const;
@@ -95,6 +106,12 @@ Plan plan_map(const ast::Pattern& pattern, MapFunction function, std::span<const
 /// Elementwise f(x, y) with named broadcasting: "b s h, h -> b s h" (= plan_map).
 Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs,
                  DType dtype, const AxisLengths& lengths = {});
+
+/// softmax, log_softmax, layer_norm or rms_norm of `input` along the axes `pattern` brackets
+/// (parse_bracketed's "b h q [k]"): one NormStep into a new buffer. DTypeError for a
+/// non-float dtype, Error for a negative or non-finite eps.
+Plan plan_normalize(const ast::Pattern& pattern, Normalization kind, const Layout& input, DType dtype,
+                    const AxisLengths& lengths = {}, double eps = 0);
 
 /// The shape each operand of `pattern` has when its axes have `sizes` (compositions
 /// multiply; anonymous axes are their number). Throws ShapeError naming a missing axis.
