@@ -41,6 +41,7 @@ void register_memory();
 void register_overhead();
 void register_fma();
 void register_maps();
+void register_norms();
 
 /// Keeps a result alive in the optimizer's eyes.
 template <class T>

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   bench::register_overhead();
   bench::register_fma();
   bench::register_maps();
+  bench::register_norms();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""einexpr's elementwise maps beside memcpy and beside torch, timed in the same run.
+"""einexpr's elementwise maps and normalizations beside memcpy and beside torch, in one run.
 
 Each run times einexpr_bench's "map ..." workloads (bench/bench_maps.cpp: einexpr writing
 into an owned output ("out") and returning a new tensor ("fresh"), memcpy of the same bytes)
-and then torch 1.13 on the same values (bench_f32's pattern over 256 MiB of f32) at the same
-thread count: torch's out= form (torch.exp(x, out=y)) beside "out", and the plain call, which
-allocates its result, beside "fresh". Times are medians over the run's repetitions; across
+and bench/bench_norms.cpp's softmax and layer_norm along the last axis of (65536, 1024)), then
+torch 1.13 on the same values (bench_f32's pattern over 256 MiB of f32) at the same thread
+count: torch's out= form (torch.exp(x, out=y); aten's _softmax.out; layer_norm has none, so
+its plain call) beside "out", and the plain call, which allocates its result, beside "fresh". Times are medians over the run's repetitions; across
 runs the table shows the median of the per-run values, so each ratio compares two numbers
 measured minutes apart at most.
 
@@ -25,13 +26,15 @@ import torch
 
 THREADS = 2
 ELEMENTS = 64 << 20  # 256 MiB of f32
-FUNCTIONS = ["gelu", "gelu_erf", "tanh", "exp", "sigmoid", "silu", "relu", "square"]
+FUNCTIONS = ["gelu", "gelu_erf", "tanh", "exp", "sigmoid", "silu", "relu", "square", "softmax", "layer_norm"]
+ROWS, COLS = 65536, 1024  # the normalizations' shape (ELEMENTS in all)
 TARGETS = {"relu": 0.9, "square": 0.9}  # of memcpy; the others 0.5
 
 
 def torch_calls(x, y):
     """function -> (out= call writing y, plain call returning a new tensor)."""
     nn = torch._C._nn
+    x2, y2 = x.view(ROWS, COLS), y.view(ROWS, COLS)
     return {
         "gelu": (lambda: nn.gelu(x, approximate="tanh", out=y), lambda: nn.gelu(x, approximate="tanh")),
         "gelu_erf": (lambda: nn.gelu(x, out=y), lambda: nn.gelu(x)),
@@ -41,6 +44,9 @@ def torch_calls(x, y):
         "silu": (lambda: nn.silu(x, out=y), lambda: nn.silu(x)),
         "relu": (lambda: torch.clamp_min(x, 0, out=y), lambda: torch.relu(x)),
         "square": (lambda: torch.square(x, out=y), lambda: torch.square(x)),
+        "softmax": (lambda: torch.ops.aten._softmax.out(x2, -1, False, out=y2), lambda: torch.softmax(x2, -1)),
+        "layer_norm": (lambda: torch.nn.functional.layer_norm(x2, (COLS,), eps=1e-5),
+                       lambda: torch.nn.functional.layer_norm(x2, (COLS,), eps=1e-5)),
     }
 
 
@@ -57,7 +63,7 @@ def median_time(f, repeats):
 def run_einexpr(binary, repetitions):
     """{(function, role): median seconds} from one einexpr_bench run of the map workloads."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([binary, "--benchmark_filter=^map ", f"--benchmark_repetitions={repetitions}",
+        subprocess.run([binary, "--benchmark_filter=^(map |softmax |layer_norm )", f"--benchmark_repetitions={repetitions}",
                         "--benchmark_min_time=0.2", f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
                        check=True, stdout=subprocess.DEVNULL)
         data = json.load(open(out.name))
@@ -66,7 +72,8 @@ def run_einexpr(binary, repetitions):
         if b.get("run_type") == "aggregate":
             continue
         workload, role, _ = [p.strip() for p in b["name"].split(" | ")]
-        function = workload.split()[1]
+        words = workload.split()
+        function = words[1] if words[0] == "map" else words[0]
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
         times.setdefault((function, role), []).append(b["real_time"] * unit)
     return {k: statistics.median(v) for k, v in times.items()}, data.get("context", {})
