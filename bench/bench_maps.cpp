@@ -1,5 +1,5 @@
-// Elementwise maps on 256 MiB of f32 (the target size), each beside memcpy of the
-// same bytes at 2 threads: the transcendental ones through Sleef's vector functions
+// Elementwise maps on 256 MiB of f32 (the target size), each beside memcpy and a
+// streaming-store copy of the same bytes at 2 threads (the limit: the faster of the two): the transcendental ones through Sleef's vector functions
 // (target 0.5 of memcpy), relu and square as plain vector loops (target 0.9). Inputs are
 // pattern_f32's values in [-1, 1); bench/torch_maps.py times torch on the same values in the
 // same run.
@@ -36,6 +36,12 @@ void add_map(UnaryOp op, double target) {
     auto* dst = static_cast<float*>(input(w, "dst", make).data_ptr());
     return std::function<void()>(
         [=] { memcpy_threads(dst, src, static_cast<std::size_t>(map_elements) * sizeof(float), threads); });
+  });
+  add(w, "limit:stream", map_threads, work, [=](int threads) {
+    auto* src = static_cast<float*>(input(w, "x", make).data_ptr());
+    auto* dst = static_cast<float*>(input(w, "dst", make).data_ptr());
+    return std::function<void()>(
+        [=] { stream_copy_threads(dst, src, static_cast<std::size_t>(map_elements), threads); });
   });
 }
 

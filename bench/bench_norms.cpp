@@ -1,5 +1,5 @@
 // softmax and layer_norm along the last axis of a (65536, 1024) f32 tensor (256 MiB), the
-// issue's target size, each beside memcpy of the same bytes at 2 threads (target 0.5 of
+// issue's target size, each beside memcpy and a streaming-store copy of the same bytes at 2 threads (target 0.5 of
 // memcpy: the row is read once from memory and the result written once, streamed).
 // Inputs are pattern_f32 (as the maps); bench/torch_maps.py times torch's softmax and
 // layer_norm on the same values in the same run.
@@ -38,6 +38,11 @@ void add_norm(Normalization kind, double eps) {
     auto* dst = static_cast<float*>(input(w, "dst", make).data_ptr());
     return std::function<void()>(
         [=] { memcpy_threads(dst, src, static_cast<std::size_t>(n) * sizeof(float), threads); });
+  });
+  add(w, "limit:stream", norm_threads, work, [=](int threads) {
+    auto* src = static_cast<float*>(input(w, "x", make).data_ptr());
+    auto* dst = static_cast<float*>(input(w, "dst", make).data_ptr());
+    return std::function<void()>([=] { stream_copy_threads(dst, src, static_cast<std::size_t>(n), threads); });
   });
 }
 

@@ -106,22 +106,25 @@ def main():
     def med(get):
         return statistics.median(get(r) for r in per_run)
 
-    print(f"\ntorch {torch.__version__}, {THREADS} threads; einexpr_bench's library: "
+    print(f"\ntorch {torch.__version__}, {THREADS} threads; Google Benchmark library: "
           f"{context.get('library_build_type', '?')}; {args.runs} run(s), medians; load averages at the "
           f"runs' starts: {', '.join(f'{r[2]:.1f}' for r in per_run)}\n")
-    print("| function | einexpr out | memcpy | of memcpy | target | torch out= | einexpr ÷ torch (out) "
+    print("| function | einexpr out | memcpy | stream copy | of the limit | target | torch out= | einexpr ÷ torch (out) "
           "| einexpr fresh | torch fresh | einexpr ÷ torch (fresh) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for f in FUNCTIONS:
         e_out = med(lambda r: r[0][(f, "out")])
         memcpy = med(lambda r: r[0][(f, "limit:memcpy")])
-        share = med(lambda r: r[0][(f, "limit:memcpy")] / r[0][(f, "out")])
+        stream = med(lambda r: r[0][(f, "limit:stream")])
+        # the limit: the faster copy of the same bytes in that run
+        share = med(lambda r: min(r[0][(f, "limit:memcpy")], r[0][(f, "limit:stream")]) / r[0][(f, "out")])
         t_out = med(lambda r: r[1][(f, "out")])
         speed_out = med(lambda r: r[1][(f, "out")] / r[0][(f, "out")])
         e_fresh = med(lambda r: r[0][(f, "fresh")])
         t_fresh = med(lambda r: r[1][(f, "fresh")])
         speed_fresh = med(lambda r: r[1][(f, "fresh")] / r[0][(f, "fresh")])
-        print(f"| {f} | {e_out * 1e3:.1f} ms | {memcpy * 1e3:.1f} ms | {share:.2f} | ≥ {TARGETS.get(f, 0.5)} | "
+        print(f"| {f} | {e_out * 1e3:.1f} ms | {memcpy * 1e3:.1f} ms | {stream * 1e3:.1f} ms | {share:.2f} | "
+              f"≥ {TARGETS.get(f, 0.5)} | "
               f"{t_out * 1e3:.1f} ms | {speed_out:.2f}× | {e_fresh * 1e3:.1f} ms | {t_fresh * 1e3:.1f} ms | "
               f"{speed_fresh:.2f}× |")
 
