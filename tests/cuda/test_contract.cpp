@@ -55,7 +55,7 @@ void check_contract(const View& a, const View& b, int nb, DType d, Kind kind, co
   CAPTURE(a.shape, a.strides, b.shape, b.strides, nb, name(d), dst);
   const Input ia = make_input(a.shape, a.strides_or_contiguous(), d, 31, a.offset);
   const Input ib = make_input(b.shape, b.strides_or_contiguous(), d, 32, b.offset);
-  PlanBuilder p(d, "einsum");
+  PlanBuilder p(d, Op::einsum);
   const int x = p.input(a.shape, a.strides_or_contiguous());
   const int y = p.input(b.shape, b.strides_or_contiguous());
   const int out = p.contract(x, y, nb, kind, dst);

@@ -21,7 +21,7 @@ void check_permuted_copy(const Shape& shape, const Strides& strides, std::int64_
                          DType dtype, const Strides& dst_strides = {}) {
   CAPTURE(shape, strides, offset, perm, name(dtype), dst_strides);
   const Input in = make_input(shape, strides, dtype, 21, offset);
-  PlanBuilder p(dtype, "copy");
+  PlanBuilder p(dtype, Op::rearrange);
   const int x = p.input(shape, strides);
   Layout view;
   for (int d : perm) {
@@ -75,21 +75,21 @@ TEST_CASE("broadcast and repeat copies read stride-0 sources", "[cuda][copy]") {
     CAPTURE(name(d));
     {  // 'b h -> b c h': repeat a middle dim
       const Input in = make_input({3, 64}, d, 4);
-      PlanBuilder p(d, "repeat");
+      PlanBuilder p(d, Op::repeat);
       const int x = p.input({3, 64});
       const int v = p.view(x, Layout{{3, 5, 64}, {64, 0, 1}, 0});
       run_poisoned(p.finish(p.copy(v)), {in.gpu}, in.cpu.as_strided({3, 5, 64}, {64, 0, 1}, 0).to_vector<double>(), 0);
     }
     {  // 'h -> h c': repeat the last dim
       const Input in = make_input({37}, d, 5);
-      PlanBuilder p(d, "repeat");
+      PlanBuilder p(d, Op::repeat);
       const int x = p.input({37});
       const int v = p.view(x, Layout{{37, 6}, {1, 0}, 0});
       run_poisoned(p.finish(p.copy(v)), {in.gpu}, in.cpu.as_strided({37, 6}, {1, 0}, 0).to_vector<double>(), 0);
     }
     {  // a scalar everywhere
       const Input in = make_input({1}, d, 6);
-      PlanBuilder p(d, "repeat");
+      PlanBuilder p(d, Op::repeat);
       const int x = p.input({1});
       const int v = p.view(x, Layout{{4, 9, 3}, {0, 0, 0}, 0});
       run_poisoned(p.finish(p.copy(v)), {in.gpu}, in.cpu.as_strided({4, 9, 3}, {0, 0, 0}, 0).to_vector<double>(), 0);
@@ -102,11 +102,11 @@ TEST_CASE("sliced inputs with offsets and steps", "[cuda][copy]") {
     CAPTURE(name(d));
     // x[2:9:2, 3:17] of a [10, 20] tensor: an input view at offset 43 with strides [40, 1]
     const Input in = make_input({4, 14}, {40, 1}, d, 8, 43);
-    PlanBuilder p(d, "slice");
+    PlanBuilder p(d, Op::rearrange);
     const int x = p.input({4, 14}, {40, 1});
     run_poisoned(p.finish(p.copy(x)), {in.gpu}, values(in), 0);
     // a view inside the plan with its own offset: x[1:, 2:10]
-    PlanBuilder q(d, "slice");
+    PlanBuilder q(d, Op::rearrange);
     const int y = q.input({4, 14}, {40, 1});
     const int v = q.view(y, Layout{{3, 8}, {40, 1}, 42});
     run_poisoned(q.finish(q.copy(v)), {in.gpu}, in.cpu.slice(0, 1, 4).slice(1, 2, 10).to_vector<double>(), 0);

@@ -39,7 +39,7 @@ void check_unary(UnaryOp op, DType d, const Shape& shape, const Strides& strides
   CAPTURE(name(op), name(d), shape, strides);
   std::function<double(double)> positive = [](double x) { return std::fabs(x) + 0.25; };
   const Input in = make_input(shape, strides, d, 51, 0, positive_only(op) ? positive : std::function<double(double)>{});
-  PlanBuilder p(d, "map");
+  PlanBuilder p(d, Op::map);
   const int x = p.input(shape, strides);
   std::vector<double> ref = values(in);
   for (double& v : ref) v = unary_reference(op, v);
@@ -75,7 +75,7 @@ TEST_CASE("every binary function, with a broadcast operand", "[cuda][map]") {
       const Shape shape{3, 7, 40};
       const Input a = make_input(shape, d, 61);
       const Input b = make_input({40}, {1}, d, 62);
-      PlanBuilder p(d, "map");
+      PlanBuilder p(d, Op::map);
       const int x = p.input(shape);
       const int y = p.input({40}, {1});
       const int yb = p.view(y, Layout{shape, {0, 0, 1}, 0});
@@ -93,7 +93,7 @@ TEST_CASE("integer division truncates toward zero and gives 0 for a zero divisor
   for (DType d : {DType::i64, DType::i32}) {
     const std::vector<double> a = {7, -7, 7, -7, 5, 0, -100, 3};
     const std::vector<double> b = {2, 2, -2, -2, 0, 0, 7, -1};
-    PlanBuilder p(d, "map");
+    PlanBuilder p(d, Op::map);
     const int x = p.input({8});
     const int y = p.input({8});
     const Tensor ta = Tensor::from_doubles(a, {8}, d).to(cuda0), tb = Tensor::from_doubles(b, {8}, d).to(cuda0);
@@ -105,7 +105,7 @@ TEST_CASE("maximum and minimum propagate NaN", "[cuda][map]") {
   const double nan = std::nan("");
   const std::vector<double> a = {1, nan, nan, -2}, b = {nan, 3, nan, -5};
   for (BinaryOp op : {BinaryOp::maximum, BinaryOp::minimum}) {
-    PlanBuilder p(DType::f32, "map");
+    PlanBuilder p(DType::f32, Op::map);
     const int x = p.input({4});
     const int y = p.input({4});
     const Tensor ta = Tensor::from_doubles(a, {4}).to(cuda0), tb = Tensor::from_doubles(b, {4}).to(cuda0);

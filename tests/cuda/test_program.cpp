@@ -27,7 +27,7 @@ Pipeline pipeline(DType d) {
   const std::int64_t B = 3, S = 20, H = 32, K = 24;
   const Input x = make_input({B, H, S}, d, 71);  // stored [b, h, s]; read as [b, s, h]
   const Input w = make_input({H, K}, d, 72);
-  PlanBuilder p(d, "pipeline");
+  PlanBuilder p(d, Op::einsum);
   const int xi = p.input({B, H, S});
   const int wi = p.input({H, K});
   const int xs = p.view(xi, Layout{{B, S, H}, {H * S, 1, S}, 0});
@@ -87,7 +87,7 @@ TEST_CASE("run_into writes into a GPU tensor", "[cuda][program]") {
 
 TEST_CASE("a view result shares its input's storage and runs no kernel", "[cuda][program]") {
   const Input x = make_input({4, 6}, DType::f32, 81);
-  PlanBuilder p(DType::f32, "rearrange");
+  PlanBuilder p(DType::f32, Op::rearrange);
   const int xi = p.input({4, 6});
   const int v = p.view(xi, Layout{{6, 4}, {1, 6}, 0});
   const Program program = lower_cuda(p.finish(v), cuda0);

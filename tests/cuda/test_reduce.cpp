@@ -84,7 +84,7 @@ void check_reduce(const Shape& shape, const Strides& strides, const std::vector<
   const Strides s = strides.empty() ? contiguous_strides(shape) : strides;
   const bool bounded = op == Reduction::prod;  // keep products near 1
   const Input in = make_input(shape, s, d, 41, 0, bounded ? [](double x) { return 1.0 + 0.05 * x; } : std::function<double(double)>{});
-  PlanBuilder p(d, "reduce");
+  PlanBuilder p(d, Op::reduce);
   const int x = p.input(shape, s);
   const int out = p.reduce(x, op, axes, dst);
   std::int64_t terms = 1;
