@@ -4,7 +4,6 @@
 // making a new value in a new temporary buffer, as the planner's contract says.
 #include <algorithm>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,9 +19,6 @@ class PlanBuilder {
     plan_.dtype = dtype;
     plan_.op = op;
   }
-  /// The op by name ("reduce", "map.gelu": the part before the first '.'), for the tests'
-  /// labels; a name no Op has is einsum's.
-  PlanBuilder(DType dtype, std::string_view op) : PlanBuilder(dtype, op_named(op.substr(0, op.find('.')))) {}
 
   /// Input i: a value over input buffer i with these strides (offset 0: Program binds the
   /// input's data pointer, element [0, ..., 0]). All inputs come before any step.
@@ -92,11 +88,6 @@ class PlanBuilder {
   }
 
  private:
-  static Op op_named(std::string_view name) {
-    for (Op op : {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map, Op::normalize})
-      if (name == einexpr::name(op)) return op;
-    return Op::einsum;
-  }
   /// Hand-built values name no axes: one unnamed dim each (lengths from the layout).
   static std::vector<DimAxes> names(std::size_t n) { return std::vector<DimAxes>(n); }
   int add_value(int buffer, const Layout& layout) {
