@@ -139,7 +139,7 @@ Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, 
                  const AxisLengths& lengths) {
   OpSpec& spec = spec_of(Op::normalize, lengths);
   spec.normalization = kind;
-  spec.eps = kind == Normalization::layer_norm || kind == Normalization::rms_norm ? eps : 0.0;
+  spec.eps = takes_eps(kind) ? eps : 0.0;
   return one(spec, x, pattern);
 }
 Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {

@@ -259,7 +259,7 @@ std::string to_string(const Step& step, const Plan& plan) {
                                                      ? dim_text(plan, dst.dims[static_cast<std::size_t>(a)])
                                                      : std::to_string(a));
           char eps[32] = "";
-          if (s.kind == Normalization::layer_norm || s.kind == Normalization::rms_norm)
+          if (takes_eps(s.kind))
             std::snprintf(eps, sizeof eps, "(eps=%g)", s.eps);
           return ref(s.dst) + " = " + (s.backward ? "d." : "") + name(s.kind) + eps + " " + srcs + " along [" + axes +
                  "] : " + value_text(plan, s.dst);

@@ -70,7 +70,7 @@ std::string OpSpec::str() const {
   if (op == Op::map) s += " " + std::visit([](auto f) { return std::string(name(f)); }, function);
   if (op == Op::normalize) {
     s += std::string(" ") + name(normalization);
-    if (normalization == Normalization::layer_norm || normalization == Normalization::rms_norm) {
+    if (takes_eps(normalization)) {
       char text[40];
       std::snprintf(text, sizeof text, " (eps %g)", eps);
       s += text;

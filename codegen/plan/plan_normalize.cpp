@@ -66,8 +66,7 @@ Plan plan_normalize(const ast::Pattern& pattern, Normalization kind, const Layou
   const Shape shape = src.shape();
   const Strides strides = contiguous_strides(shape);
   const int dst = b.new_temp_value(shape, strides, src.dims_axes());
-  const bool stats = kind == Normalization::layer_norm || kind == Normalization::rms_norm;
-  b.add_step(NormStep{{src.value}, dst, kind, false, axes, stats ? eps : 0.0});
+  b.add_step(NormStep{{src.value}, dst, kind, false, axes, takes_eps(kind) ? eps : 0.0});
   AtomView d{dst, b.value(dst).buffer, 0, src.dims};
   for (std::size_t i = 0; i < d.dims.size(); ++i) d.dims[i].stride = strides[i];
   const int out = b.merge(d, r.output);

@@ -75,7 +75,7 @@ bool is_normalization(std::string_view op) {
 
 double eps_or_default(Normalization kind, double eps) {
   if (eps >= 0) return eps;
-  return kind == Normalization::layer_norm ? 1e-5 : kind == Normalization::rms_norm ? 1e-6 : 0.0;
+  return default_eps(kind);
 }
 
 AxisLengths parse_lengths(const std::vector<std::string>& args) {

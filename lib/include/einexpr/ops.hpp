@@ -118,7 +118,8 @@ Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps = 1e-5, 
 /// x / sqrt(mean(x²) + eps) along the bracketed axes (RMSNorm without its scale); eps 1e-6 by
 /// default (LLaMA's; torch's nn.RMSNorm, newer than torch 1.13, defaults to the dtype's epsilon).
 Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps = 1e-6, const AxisLengths& lengths = {});
-/// Any of the four by value; eps is read by layer_norm and rms_norm only.
+/// Any of the four by value; eps is read by layer_norm and rms_norm only (their defaults above
+/// are default_eps(kind), plan.hpp).
 Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,
                  const AxisLengths& lengths = {});
 

@@ -88,6 +88,14 @@ enum class Normalization : unsigned char { softmax, log_softmax, layer_norm, rms
 const char* name(Normalization n) noexcept;
 /// "softmax", "log_softmax", "layer_norm", "rms_norm"; throws Error listing them otherwise.
 Normalization parse_normalization(std::string_view text);
+/// layer_norm and rms_norm add an eps; softmax and log_softmax have none.
+constexpr bool takes_eps(Normalization n) noexcept {
+  return n == Normalization::layer_norm || n == Normalization::rms_norm;
+}
+/// The eps the public ops default to: torch's layer_norm 1e-5; rms_norm 1e-6 (LLaMA's); 0.
+constexpr double default_eps(Normalization n) noexcept {
+  return n == Normalization::layer_norm ? 1e-5 : n == Normalization::rms_norm ? 1e-6 : 0.0;
+}
 
 /// Elementwise functions of one argument (defined in the contract above).
 enum class UnaryOp : unsigned char {

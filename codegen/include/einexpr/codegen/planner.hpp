@@ -68,7 +68,7 @@ struct OpSpec {
     OpSpec s;
     s.op = Op::normalize;
     s.normalization = n;
-    s.eps = n == Normalization::layer_norm || n == Normalization::rms_norm ? eps : 0.0;
+    s.eps = takes_eps(n) ? eps : 0.0;
     s.lengths = std::move(lengths);
     return s;
   }
