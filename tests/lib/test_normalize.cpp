@@ -90,7 +90,8 @@ TEST_CASE("normalizations match the f64 reference on every float dtype and layou
       {"[n]", {1300}, {}},                   {"b [(h d)] 1", {3, 12, 1}, {{"h", 3}}},
   };
   for (const Row& row : rows) {
-    const auto [dims, kept] = split_brackets(row.pattern);
+    const std::pair<std::string, std::string> sides = split_brackets(row.pattern);  // no structured
+    const std::string &dims = sides.first, &kept = sides.second;                    // binding: clang 14 captures none
     for (Normalization kind : {Normalization::softmax, Normalization::log_softmax, Normalization::layer_norm,
                                Normalization::rms_norm}) {
       const double eps = kind == Normalization::layer_norm ? 1e-5 : kind == Normalization::rms_norm ? 1e-6 : 0.0;
