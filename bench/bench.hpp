@@ -40,6 +40,8 @@ void register_gemm();
 void register_memory();
 void register_overhead();
 void register_fma();
+void register_maps();
+void register_norms();
 
 /// Keeps a result alive in the optimizer's eyes.
 template <class T>
@@ -64,6 +66,10 @@ einexpr::Tensor random_f32(const einexpr::Shape& shape, std::uint64_t seed);
 void set_threads(int threads);
 /// memcpy of `bytes`, split into one contiguous chunk per thread.
 void memcpy_threads(void* dst, const void* src, std::size_t bytes, int threads);
+/// dst[0..n) = src[0..n) with streaming (non-temporal) stores, one chunk per thread: a copy
+/// that does not read the destination for ownership (glibc's memcpy streams only beyond a
+/// size its chunks here may not reach).
+void stream_copy_threads(float* dst, const float* src, std::size_t n, int threads);
 /// The sum of n floats, read once (vectorized, one chunk per thread).
 float read_sum(const float* p, std::size_t n, int threads);
 /// p[0..n) = value with ordinary vector stores, one chunk per thread.

@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   bench::register_memory();
   bench::register_overhead();
   bench::register_fma();
+  bench::register_maps();
+  bench::register_norms();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -28,4 +28,4 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/einexpr-config.cmake.i
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/einexpr-config-version.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/einexpr-config.cmake ${PROJECT_BINARY_DIR}/einexpr-config-version.cmake
-  DESTINATION ${EINEXPR_INSTALL_CMAKEDIR})
+  ${PROJECT_SOURCE_DIR}/cmake/FindSleef.cmake DESTINATION ${EINEXPR_INSTALL_CMAKEDIR})

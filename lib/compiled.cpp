@@ -71,8 +71,14 @@ Compiled compile_einsum(std::string_view pattern, AxisLengths lengths) {
 Compiled compile_rearrange(std::string_view pattern, AxisLengths lengths, Copy copy) {
   return Compiled(Op::rearrange, pattern, std::move(lengths), Reduction::sum, copy);
 }
-Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths) {
-  return Compiled(Op::reduce, pattern, std::move(lengths), reduction);
+Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths, std::int64_t correction) {
+  return Compiled(OpSpec::reduce(reduction, std::move(lengths), correction), pattern);
+}
+Compiled compile_map(std::string_view pattern, UnaryOp function, AxisLengths lengths) {
+  return Compiled(OpSpec::map(function, std::move(lengths)), pattern);
+}
+Compiled compile_map(std::string_view pattern, BinaryOp function, AxisLengths lengths) {
+  return Compiled(OpSpec::map(function, std::move(lengths)), pattern);
 }
 Compiled compile_repeat(std::string_view pattern, AxisLengths lengths, Copy copy) {
   return Compiled(Op::repeat, pattern, std::move(lengths), Reduction::sum, copy);

@@ -56,7 +56,7 @@ Op parse_op(std::string_view text) {
 }
 
 Plan plan_sizes(OpSpec spec, std::string_view pattern, const AxisLengths& sizes, DType dtype) {
-  const ast::Pattern p = parse(pattern);
+  const ast::Pattern p = spec.op == Op::normalize ? parse_bracketed(pattern) : parse(pattern);
   check(p, spec.op);
   spec.lengths = used_sizes(p, sizes);
   ast::Pattern left = p;
@@ -88,15 +88,24 @@ Cost cost_einsum(std::string_view pattern, const AxisLengths& sizes, DType dtype
 Cost cost_rearrange(std::string_view pattern, const AxisLengths& sizes, DType dtype) {
   return cost(plan_from_sizes("rearrange", pattern, sizes, dtype));
 }
-Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes, DType dtype) {
-  return cost(plan_from_sizes("reduce", pattern, sizes, dtype, reduction));
+Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes, DType dtype,
+                 std::int64_t correction) {
+  return cost(plan_from_sizes(OpSpec::reduce(reduction, {}, correction), pattern, sizes, dtype));
 }
 Cost cost_repeat(std::string_view pattern, const AxisLengths& sizes, DType dtype) {
   return cost(plan_from_sizes("repeat", pattern, sizes, dtype));
 }
 
+Cost cost_normalize(std::string_view pattern, Normalization kind, const AxisLengths& sizes, DType dtype, double eps) {
+  return cost(plan_from_sizes(OpSpec::normalize(kind, eps), pattern, sizes, dtype));
+}
+
 Cost cost_map(UnaryOp function, const Shape& shape, DType dtype) {
   return cost(plan_unary(function, Layout::contiguous(shape), dtype));
+}
+
+Cost cost_map(std::string_view pattern, UnaryOp function, const AxisLengths& sizes, DType dtype) {
+  return cost(plan_from_sizes(OpSpec::map(function), pattern, sizes, dtype));
 }
 
 Cost cost_map(std::string_view pattern, BinaryOp function, const AxisLengths& sizes, DType dtype) {

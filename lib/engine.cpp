@@ -39,13 +39,14 @@ std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text) {
   key.append(text);
   return pattern_cache().get_or_create(key, [&] {
     count_parse();
-    ast::Pattern p = parse(text);
+    ast::Pattern p = op == Op::normalize ? parse_bracketed(text) : parse(text);
     check(p, op);
     return p;
   });
 }
 
 std::string op_name(const OpSpec& spec) {
+  if (spec.op == Op::normalize) return name(spec.normalization);
   if (spec.op != Op::map) return name(spec.op);
   return "map." + std::visit([](auto f) { return std::string(name(f)); }, spec.function);
 }

@@ -46,6 +46,9 @@ OpSpec& spec_of(Op op, const AxisLengths& lengths) {
   spec.copy = Copy::if_needed;
   spec.order = ContractionOrder::optimal;
   spec.goal = {};
+  spec.correction = 1;
+  spec.normalization = Normalization::softmax;
+  spec.eps = 0;
   spec.lengths.assign(lengths.begin(), lengths.end());
   return spec;
 }
@@ -71,16 +74,19 @@ Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& l
   return one(spec, x, pattern);
 }
 
-Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths) {
+Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths,
+              std::int64_t correction) {
   OpSpec& spec = spec_of(Op::reduce, lengths);
   spec.reduction = reduction;
+  spec.correction = correction;
   return one(spec, x, pattern);
 }
 
-Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction, const AxisLengths& lengths) {
+Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction, const AxisLengths& lengths,
+              std::int64_t correction) {
   const Reduction r = parse_named<Reduction>("reduce", pattern, std::span<const Tensor>(&x, 1), &lengths,
                                              [&] { return parse_reduction(reduction); });
-  return reduce(x, pattern, r, lengths);
+  return reduce(x, pattern, r, lengths, correction);
 }
 
 Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
@@ -105,6 +111,18 @@ Tensor map(const Tensor& x, std::string_view function) {
   return map(x, fn);
 }
 
+Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths) {
+  OpSpec& spec = spec_of(Op::map, lengths);
+  spec.function = function;
+  return one(spec, x, pattern);
+}
+
+Tensor map(const Tensor& x, std::string_view pattern, std::string_view function, const AxisLengths& lengths) {
+  const UnaryOp fn = parse_named<UnaryOp>("map", pattern, std::span<const Tensor>(&x, 1), &lengths,
+                                          [&] { return parse_unary_op(function); });
+  return map(x, pattern, fn, lengths);
+}
+
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
   const std::array<Tensor, 2> in{x, y};
   OpSpec& spec = spec_of(Op::map, no_lengths);
@@ -118,14 +136,34 @@ Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::stri
   return map(x, y, pattern, fn);
 }
 
+Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps,
+                 const AxisLengths& lengths) {
+  OpSpec& spec = spec_of(Op::normalize, lengths);
+  spec.normalization = kind;
+  spec.eps = takes_eps(kind) ? eps : 0.0;
+  return one(spec, x, pattern);
+}
+Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::softmax, 0, lengths);
+}
+Tensor log_softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::log_softmax, 0, lengths);
+}
+Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::layer_norm, eps, lengths);
+}
+Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps, const AxisLengths& lengths) {
+  return normalize(x, pattern, Normalization::rms_norm, eps, lengths);
+}
+
 // ---- out-parameter forms: planned to materialize, so the last step writes into `out` ----
 
 void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
   one(OpSpec::rearrange(lengths, Copy::always), x, pattern, &out);
 }
 void reduce_into(Tensor& out, const Tensor& x, std::string_view pattern, Reduction reduction,
-                 const AxisLengths& lengths) {
-  one(OpSpec::reduce(reduction, lengths), x, pattern, &out);
+                 const AxisLengths& lengths, std::int64_t correction) {
+  one(OpSpec::reduce(reduction, lengths, correction), x, pattern, &out);
 }
 void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
   one(OpSpec::repeat(lengths, Copy::always), x, pattern, &out);
@@ -134,7 +172,14 @@ void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view
                  const AxisLengths& lengths) {
   execute(OpSpec::einsum(lengths), pattern, operands, &out);
 }
+void normalize_into(Tensor& out, const Tensor& x, std::string_view pattern, Normalization kind, double eps,
+                    const AxisLengths& lengths) {
+  one(OpSpec::normalize(kind, eps, lengths), x, pattern, &out);
+}
 void map_into(Tensor& out, const Tensor& x, UnaryOp function) { one(OpSpec::map(function), x, "", &out); }
+void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths) {
+  one(OpSpec::map(function, lengths), x, pattern, &out);
+}
 void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
   const std::array<Tensor, 2> in{x, y};
   execute(OpSpec::map(function), pattern, in, &out);

@@ -9,6 +9,7 @@ const char* name(Op op) noexcept {
     case Op::repeat: return "repeat";
     case Op::einsum: return "einsum";
     case Op::map: return "map";
+    case Op::normalize: return "normalize";
   }
   return "?";
 }

@@ -17,6 +17,8 @@
 //   A name, number or ellipsis ends at whitespace, "(", ")", ",", "-" or the end.
 //
 //   pack      = ws { ( "*" | name ) ws } EOF    einops' pack / unpack: "i j * k"
+//   dims      = ws operand EOF                 a normalization's dims, its brackets blanked
+//                                               first by parse_bracketed: "b h q [k]"
 //
 // Rules that only detect a mistake are named for the mistake and used as reject<Mistake>:
 // at the first byte of the mistake it raises error_message<Mistake> (messages.hpp). So
@@ -91,6 +93,13 @@ struct output_end  // after the output: only the end
     : pegtl::sor<reject<second_arrow>, reject<output_comma>, pegtl::eof> {};
 struct pattern  // the whole pattern
     : pegtl::seq<ws, inputs, pegtl::must<arrow>, ws, output, pegtl::must<output_end>> {};
+
+// ---- a normalization's dims ------------------------------------------------------------
+struct dims_arrow : pegtl::string<'-', '>'> {};  // "->" in a normalization's pattern
+struct dims_comma : pegtl::one<','> {};          // "," in a normalization's pattern
+struct dims_end                                  // after the dims: only the end
+    : pegtl::sor<reject<dims_arrow>, reject<dims_comma>, pegtl::eof> {};
+struct dims : pegtl::seq<ws, operand, pegtl::must<dims_end>> {};  // the whole pattern
 
 // ---- pack patterns ---------------------------------------------------------------------
 struct pack_star : pegtl::one<'*'> {};                             // where packed axes go

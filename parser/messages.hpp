@@ -25,6 +25,12 @@ template <> inline constexpr const char* error_message<output_comma> =
     "',' in the output: the right side of '->' is a single operand";
 template <> inline constexpr const char* error_message<output_end> =
     "unexpected text after the output";
+template <> inline constexpr const char* error_message<dims_arrow> =
+    "'->' in a normalization's pattern: it names one tensor's dims, the axes to work along in brackets (\"b h q [k]\")";
+template <> inline constexpr const char* error_message<dims_comma> =
+    "',' in a normalization's pattern: it names the dims of one tensor";
+template <> inline constexpr const char* error_message<dims_end> =
+    "unexpected text in a normalization's pattern";
 // ---- parentheses ----
 template <> inline constexpr const char* error_message<unclosed_paren> =
     "unbalanced parenthesis: '(' is never closed";

@@ -2,6 +2,7 @@
 // (actions.hpp) and messages (messages.hpp); turn PEGTL's parse_error into PatternError.
 #include "einexpr/parser/parse.hpp"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 
@@ -26,16 +27,17 @@ void check_length(std::string_view text) {
                        std::string(text), max_pattern_length);
 }
 
-/// Runs `Rule` over the whole text, filling `builder`; every failure raises parse_error.
+/// Runs `Rule` over the whole text, filling `builder`; every failure raises parse_error,
+/// turned into a PatternError that shows `shown` (the text as the user wrote it).
 template <typename Rule, typename Builder>
-void run_grammar(std::string_view text, Builder& builder) {
+void run_grammar(std::string_view text, Builder& builder, std::string_view shown) {
   pegtl::memory_input in(text.data(), text.size(), "pattern");
   try {
     const bool matched = pegtl::parse<Rule, grammar::action, grammar::control>(in, builder);
     EINEXPR_ASSERT(matched, "the pattern grammar failed without raising an error");
   } catch (const pegtl::parse_error& e) {
     const std::size_t at = e.positions().empty() ? 0 : e.positions().front().byte;
-    throw PatternError(std::string(e.message()), std::string(text), at);
+    throw PatternError(std::string(e.message()), std::string(shown), at);
   }
 }
 
@@ -77,14 +79,48 @@ std::size_t check_pack(std::string_view text, const grammar::PackBuilder& b) {
 ast::Pattern parse(std::string_view text) {
   check_length(text);
   grammar::PatternBuilder b;
-  run_grammar<grammar::pattern>(text, b);
-  return ast::Pattern{std::string(text), std::move(b.operands), std::move(b.output), b.arrow};
+  run_grammar<grammar::pattern>(text, b, text);
+  return ast::Pattern{std::string(text), std::move(b.operands), std::move(b.output), b.arrow, {}};
+}
+
+ast::Pattern parse_bracketed(std::string_view text) {
+  check_length(text);
+  const std::string shown(text);
+  std::string blanked(text);  // the brackets as spaces: every other byte keeps its position
+  std::vector<ast::Span> brackets;
+  const std::size_t none = std::string::npos;
+  std::size_t open = none;
+  int parens = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(' || c == ')') parens = std::max(0, parens + (c == '(' ? 1 : -1));
+    if (c != '[' && c != ']') continue;
+    if (parens > 0)
+      throw PatternError("a bracket inside parentheses: brackets go around whole dims, as in \"b [(h w)]\"", shown, i);
+    if (c == '[' && open != none) throw PatternError("brackets do not nest: '[' inside '[...]'", shown, i);
+    if (c == ']' && open == none) throw PatternError("']' without '['", shown, i);
+    if (c == ']' && text.find_first_not_of(" \t\r\n", open + 1) == i)
+      throw PatternError("empty brackets: name the axes to work along inside them", shown, open);
+    if (c == ']') brackets.push_back({open, i + 1});
+    open = c == '[' ? i : none;
+    blanked[i] = ' ';
+  }
+  if (open != none) throw PatternError("'[' is never closed", shown, open);
+  if (brackets.empty())
+    throw PatternError("no brackets: name the axes to work along in brackets, as in \"b h q [k]\"", shown,
+                       text.size());
+  grammar::PatternBuilder b;
+  run_grammar<grammar::dims>(blanked, b, shown);
+  EINEXPR_ASSERT(b.operands.size() == 1, "parse_bracketed: the dims rule made " + std::to_string(b.operands.size()) +
+                                             " operands");
+  ast::Operand dims = b.operands.front();
+  return ast::Pattern{shown, std::move(b.operands), std::move(dims), ast::Span{}, std::move(brackets)};
 }
 
 ast::PackPattern parse_pack(std::string_view text) {
   check_length(text);
   grammar::PackBuilder b;
-  run_grammar<grammar::pack>(text, b);
+  run_grammar<grammar::pack>(text, b, text);
   ast::PackPattern result{std::string(text), {}, check_pack(text, b)};
   for (auto& item : b.items)
     if (!item.name.empty()) result.names.push_back(std::move(item.name));

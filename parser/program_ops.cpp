@@ -17,9 +17,11 @@ constexpr ProgramOp ops[] = {
     {"map",       Op::map,       1, 2,                    FunctionArg::elementwise},
 };
 
-constexpr std::string_view reductions[] = {"sum", "mean", "max", "min", "prod", "any", "all"};
+constexpr std::string_view reductions[] = {"sum", "mean", "max", "min", "prod", "any", "all",
+                                           "var", "std", "logsumexp"};
 constexpr std::string_view unary[] = {"relu", "gelu", "exp", "log", "square", "sqrt", "rsqrt",
-                                      "neg", "abs", "sigmoid", "tanh", "silu", "reciprocal"};
+                                      "neg", "abs", "sigmoid", "tanh", "silu", "reciprocal",
+                                      "gelu_erf", "erf", "softplus"};
 constexpr std::string_view binary[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 // clang-format on
 

@@ -16,6 +16,7 @@ std::vector<Gradient> gradients(const Plan& forward) {
     case Op::repeat: return detail::backward::repeat_gradients(forward);
     case Op::reduce: return detail::backward::reduce_gradients(forward);
     case Op::map: return detail::backward::map_gradients(forward);
+    case Op::normalize: return detail::backward::normalize_gradients(forward);
   }
   throw Error(std::string("backward of '") + name(forward.op) + "' is not supported");
 }

@@ -71,7 +71,7 @@ std::string Derivation::dims_text(const std::vector<DimAxes>& dims) const {
   return s;
 }
 
-AtomView Derivation::map(std::variant<UnaryOp, BinaryOp, GradOp> f, const std::vector<int>& srcs, const Axes& order) {
+std::vector<int> Derivation::in_order(const std::vector<int>& srcs, const Axes& order) {
   std::vector<int> values;
   for (int v : srcs) {
     const AtomView a = atoms(v);
@@ -79,13 +79,34 @@ AtomView Derivation::map(std::variant<UnaryOp, BinaryOp, GradOp> f, const std::v
     for (AxisId id : order) bcast.dims.push_back(a.has(id) ? a.at(id) : AtomDim{id, axes().length(id), 0});
     values.push_back(b_.emit(bcast).value);
   }
+  return values;
+}
+
+AtomView Derivation::new_result(const Axes& order) {
   AtomView out{-1, -1, 0, {}};
   for (AxisId id : order) out.dims.push_back({id, axes().length(id), 0});
   const Strides strides = contiguous_strides(out.shape());
   for (std::size_t i = 0; i < out.dims.size(); ++i) out.dims[i].stride = strides[i];
   out.value = b_.new_temp_value(out.shape(), strides, out.dims_axes());
   out.buffer = b_.value(out.value).buffer;
+  return out;
+}
+
+AtomView Derivation::map(std::variant<UnaryOp, BinaryOp, GradOp> f, const std::vector<int>& srcs, const Axes& order) {
+  const std::vector<int> values = in_order(srcs, order);
+  const AtomView out = new_result(order);
   b_.add_step(MapStep{values, out.value, f});
+  return out;
+}
+
+AtomView Derivation::normalization(const NormStep& forward, const std::vector<int>& srcs, const Axes& order,
+                                   const Axes& along) {
+  const std::vector<int> values = in_order(srcs, order);
+  const AtomView out = new_result(order);
+  std::vector<int> dims;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (contains(along, order[i])) dims.push_back(static_cast<int>(i));
+  b_.add_step(NormStep{values, out.value, forward.kind, true, dims, forward.eps});
   return out;
 }
 

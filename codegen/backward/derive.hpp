@@ -45,6 +45,9 @@ class Derivation {
   /// f over `order`'s atoms: each source broadcast (stride 0) along the atoms it lacks; the
   /// result contiguous in `order`.
   AtomView map(std::variant<UnaryOp, BinaryOp, GradOp> f, const std::vector<int>& srcs, const Axes& order);
+  /// The backward pass of the forward's NormStep over `order`'s atoms, normalized along the
+  /// atoms `along`: srcs dY, then Y or X, each viewed in `order`; the result contiguous.
+  AtomView normalization(const NormStep& forward, const std::vector<int>& srcs, const Axes& order, const Axes& along);
   /// dX from g, whose atoms are among x_axes(): laid out in X's dims (a view where the
   /// strides allow), broadcast along the x_axes() g lacks, written onto X's diagonal (an
   /// EmbedStep) where X holds an axis twice. Returns the output value.
@@ -53,6 +56,11 @@ class Derivation {
   Gradient finish(int output, std::string expression) &&;
 
  private:
+  /// Each source viewed with `order`'s atoms (stride 0 along those it lacks).
+  std::vector<int> in_order(const std::vector<int>& srcs, const Axes& order);
+  /// A new contiguous value with `order`'s atoms.
+  AtomView new_result(const Axes& order);
+
   const Plan& forward_;
   int input_;
   PlanBuilder b_;
@@ -66,5 +74,6 @@ std::vector<Gradient> rearrange_gradients(const Plan& forward);
 std::vector<Gradient> repeat_gradients(const Plan& forward);
 std::vector<Gradient> reduce_gradients(const Plan& forward);
 std::vector<Gradient> map_gradients(const Plan& forward);
+std::vector<Gradient> normalize_gradients(const Plan& forward);
 
 }  // namespace einexpr::detail::backward

@@ -43,6 +43,28 @@ std::int64_t reduced_count(const Derivation& d) {
   return n;
 }
 
+/// var: dY · 2(X - M)/(n - c); std: (dY / Y) · (X - M)/(n - c): M the mean of X over the
+/// reduced axes (a sum, then scaled), n - c never below 0 (as the forward's divisor).
+Gradient centered_gradient(const Plan& forward, const ReduceStep& r) {
+  Derivation d(forward, 0, Op::map);
+  const bool var = r.op == Reduction::var;
+  const int dy = d.add_dy(), x = d.add_input(0), y = var ? -1 : d.add_y();
+  const std::int64_t n = reduced_count(d);
+  const Axes y_axes = d.atoms(dy).ids();
+  const AtomView sum = contract_all(d.builder(), {d.atoms(x)}, y_axes, ContractionOrder::optimal);
+  const GradOp to_mean{GradOp::Kind::scale, UnaryOp::relu, BinaryOp::maximum, 0,
+                       n == 0 ? 0.0 : 1.0 / static_cast<double>(n)};
+  const AtomView mean = d.map(to_mean, {sum.value}, y_axes);
+  const int scaled_dy = var ? dy : d.map(BinaryOp::div, {dy, y}, y_axes).value;
+  const double divisor = static_cast<double>(std::max<std::int64_t>(0, n - r.correction));
+  const GradOp op{GradOp::Kind::centered, UnaryOp::relu, BinaryOp::maximum, 0, (var ? 2.0 : 1.0) / divisor};
+  const AtomView g = d.map(op, {scaled_dy, x, mean.value}, d.x_axes());
+  const int dx = d.lay_out(g);
+  const std::string c = std::to_string(r.correction);
+  return std::move(d).finish(dx, var ? "dY · 2·(X - mean(X))/(n - " + c + ")"
+                                     : "dY / Y · (X - mean(X))/(n - " + c + ")");
+}
+
 Gradient reduce_gradient(const Plan& forward, const ReduceStep& r) {
   auto sides = [](const Derivation& d) { return quoted(d.y_text() + " -> " + d.x_text()); };
   switch (r.op) {
@@ -71,6 +93,16 @@ Gradient reduce_gradient(const Plan& forward, const ReduceStep& r) {
       const AtomView g = d.map(op, prod ? std::vector<int>{dy, y, x} : std::vector<int>{dy, x, y}, d.x_axes());
       const int dx = d.lay_out(g);
       return std::move(d).finish(dx, prod ? "dY · Y / X" : "where(X == Y, dY, 0)");
+    }
+    case Reduction::var:
+    case Reduction::std:
+      return centered_gradient(forward, r);
+    case Reduction::logsumexp: {  // the softmax of X along the reduced axes, times dY
+      Derivation d(forward, 0, Op::map);
+      const int dy = d.add_dy(), x = d.add_input(0), y = d.add_y();
+      const GradOp op{GradOp::Kind::softmax, UnaryOp::relu, BinaryOp::maximum, 0, 1};
+      const int dx = d.lay_out(d.map(op, {dy, x, y}, d.x_axes()));
+      return std::move(d).finish(dx, "dY · exp(X - Y)");
     }
     case Reduction::any:
     case Reduction::all:
@@ -153,6 +185,29 @@ std::vector<Gradient> reduce_gradients(const Plan& forward) {
   const ReduceStep* r = find_reduce(forward);
   if (r == nullptr) return {relaid(forward)};  // nothing was reduced: a rearrange
   return {reduce_gradient(forward, *r)};
+}
+
+std::vector<Gradient> normalize_gradients(const Plan& forward) {
+  const NormStep* n = nullptr;
+  for (const Step& s : forward.steps)
+    if (const auto* found = std::get_if<NormStep>(&s)) n = found;
+  EINEXPR_ASSERT(n != nullptr && !n->backward, "backward: a normalize plan without its NormStep");
+  Derivation d(forward, 0, Op::normalize);
+  const bool reads_y = n->kind == Normalization::softmax || n->kind == Normalization::log_softmax;
+  const int dy = d.add_dy(), v = reads_y ? d.add_y() : d.add_input(0);
+  const Value& normalized = forward.value(n->dst);
+  Axes along;
+  for (int a : n->axes)
+    for (AxisId id : normalized.dims.at(static_cast<std::size_t>(a))) along.push_back(id);
+  const int dx = d.lay_out(d.normalization(*n, {dy, v}, d.x_axes(), along));
+  std::string e;
+  switch (n->kind) {
+    case Normalization::softmax: e = "Y · (dY - sum(dY · Y))"; break;
+    case Normalization::log_softmax: e = "dY - exp(Y) · sum(dY)"; break;
+    case Normalization::layer_norm: e = "r · (dY - mean(dY) - X̂ · mean(dY · X̂))"; break;
+    case Normalization::rms_norm: e = "r · (dY - X̂ · mean(dY · X̂))"; break;
+  }
+  return {std::move(d).finish(dx, e + " along [" + d.dims_text({along}) + "]")};
 }
 
 std::vector<Gradient> map_gradients(const Plan& forward) {

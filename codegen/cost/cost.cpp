@@ -9,9 +9,11 @@
 //             Hadamard; cost/convention.hpp, as the order search counts); exact:
 //             |B|·m·n·(2k-1), 0 when k = 0; MACs |B|·m·n·k; reads a and b once (distinct
 //             elements), writes dst
-//   reduce    n_in - n_out FLOPs (+ n_out for mean); reads src, writes dst
+//   reduce    n_in - n_out FLOPs (+ n_out for mean; var, std, logsumexp: statistic_flops);
+//             reads src, writes dst
 //   map       flops_per_element(f) · n_out; reads each src (distinct), writes dst
 //   embed     0 FLOPs; reads src, writes dst (zeros) and src's elements into it
+//   normalize normalization_flops (per element and per row); reads each src, writes dst
 // Whole plan: ideal bytes read = every input once (distinct elements); ideal bytes
 // written = the output once, 0 when the output is a view of an input; planned bytes =
 // the sum over steps; peak_extra_bytes = the most temporary bytes alive at once.
@@ -138,8 +140,34 @@ struct StepCoster {
       c.flops += n_out;
       c.flops_formula = c.flops_formula + numel_formula(dst);
     }
+    if (s.op == Reduction::var || s.op == Reduction::std || s.op == Reduction::logsumexp) {
+      const bool root = s.op == Reduction::std;
+      c.flops = convention::statistic_flops(n_in, n_out, root);
+      c.flops_formula = numel_formula(src) * Count(4);
+      if (root) c.flops_formula = c.flops_formula + numel_formula(dst);
+    }
     c.flops_exact = c.flops;
     move(c, {s.src}, s.dst);
+    return c;
+  }
+  StepCost operator()(const NormStep& s, StepCost c) const {
+    c.kind = s.backward ? "d." + std::string(name(s.kind)) : std::string(name(s.kind));
+    const Value& dst = value_of(plan, s.dst);
+    Count rows(1);
+    std::vector<std::string> row_factors;
+    for (std::size_t d = 0; d < dst.layout.shape.size(); ++d)
+      if (std::find(s.axes.begin(), s.axes.end(), static_cast<int>(d)) == s.axes.end()) {
+        rows = rows * Count(static_cast<std::uint64_t>(dst.layout.shape[d]));
+        const std::vector<std::string> f = factors(plan, dst, d, d + 1, false);
+        row_factors.insert(row_factors.end(), f.begin(), f.end());
+      }
+    const int kind = static_cast<int>(s.kind);
+    c.flops = c.flops_exact = convention::normalization_flops(kind, s.backward, numel(dst), rows);
+    const Count per_element = convention::normalization_flops(kind, s.backward, Count(1), Count(0));
+    const Count per_row = convention::normalization_flops(kind, s.backward, Count(0), Count(1));
+    c.flops_formula = numel_formula(dst) * per_element;
+    if (per_row != Count(0)) c.flops_formula = c.flops_formula + Formula::product(per_row, row_factors);
+    move(c, s.srcs, s.dst);
     return c;
   }
   StepCost operator()(const EmbedStep& s, StepCost c) const {

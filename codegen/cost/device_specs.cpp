@@ -1,7 +1,8 @@
 // The device table: promised dense peak FLOP/s per dtype and memory bandwidth, each
 // device with the source of its numbers; user devices come from JSON files
-// ($EINEXPR_DEVICES, load_device_file). codegen/cost/devices.json is the same table in the
-// file format, as documentation and as an example (a test keeps the two equal).
+// ($EINEXPR_DEVICES, load_device_file). codegen/cost/devices.json is the same table of GPUs
+// in the file format, as documentation and as an example (a test keeps the two equal). The
+// 'cpu' entry is measured on the machine that runs (cpu_device.cpp), on first use.
 //
 // GPU figures are the vendors' datasheets. NVIDIA lists tensor-core figures "with
 // sparsity" (2:4 structured); the table holds the dense ones, half of those. Where a
@@ -12,22 +13,13 @@
 #include <deque>
 #include <mutex>
 
+#include "cost/cpu_device.hpp"
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
 
 namespace einexpr {
 
 namespace {
-
-// 2 cores of the development machine: AMD EPYC, Zen 4 (family 25, model 17). Zen 4
-// executes AVX-512 on two 256-bit FMA pipes: per cycle and core 2 pipes x 8 f32 lanes x
-// 2 FLOPs (multiply-add) = 32 f32 FLOPs, 16 f64 FLOPs. The clock is the one that runs:
-// /proc/cpuinfo says 2.596 GHz under KVM, but the host boosts, and bench/bench_fma.cpp
-// measured 116.9 GFLOP/s f32 on one core and 231.1 on two (bench/RESULTS.md), 32 FLOPs a
-// cycle at 3.61 GHz. With the nominal clock a GEMM measured at 207 GFLOP/s had an MFU of 1.25.
-constexpr double cpu_cores = 2, cpu_hz = 3.61e9;
-constexpr double cpu_f32 = cpu_cores * cpu_hz * 32;  // 231.0e9
-constexpr double cpu_f64 = cpu_cores * cpu_hz * 16;  // 115.5e9
 
 std::vector<DeviceSpec> builtin_devices() {
   const std::map<std::string, double> hopper = {{"f64", 67e12},    {"f32", 67e12},    {"tf32", 494.5e12},
@@ -55,20 +47,12 @@ std::vector<DeviceSpec> builtin_devices() {
        7.7e12,
        "NVIDIA GB200 NVL72 datasheet, HGX B200 column, per GPU: FP64/FP64 Tensor Core 37 TFLOPS, FP32 75 "
        "TFLOPS, TF32 2.2, FP16/BF16 4.5, FP8 9 PFLOPS with sparsity (dense: half), 180 GB HBM3E at 7.7 TB/s."},
-      {"cpu", "2 cores of an AMD EPYC (Zen 4), this project's development machine",
-       {{"f64", cpu_f64}, {"f32", cpu_f32}, {"bf16", cpu_f32}, {"f16", cpu_f32}, {"fp8", cpu_f32}}, 35.3e9,
-       "Peak: 2 cores x 3.61 GHz x FLOPs per cycle; Zen 4 runs AVX-512 on two 256-bit FMA pipes: 32 f32 "
-       "FLOPs/cycle/core (231.0 GFLOP/s), 16 f64 (115.5 GFLOP/s). The clock is measured, not the 2.596 GHz "
-       "that /proc/cpuinfo shows the KVM guest: an FMA loop on registers (bench/bench_fma.cpp) ran at 231.1 "
-       "GFLOP/s f32 on 2 threads, the host boosting. bf16, f16 and fp8 are computed in f32 on the CPU, so they get the f32 rate (Zen 4's "
-       "AVX512_BF16 dot products, unused, would double bf16). Bandwidth measured: memcpy of 512 MiB split "
-       "over 2 threads, (bytes read + bytes written) / time, median of 11 repeats; 7 runs gave 30.6-39.1 "
-       "GB/s, median 35.3 GB/s, while other builds shared the machine."},
   };
 }
 
 std::mutex registry_mutex;
 bool registry_ready = false;
+bool cpu_ready = false;       // the 'cpu' entry was looked up (or a file defined one)
 std::string env_file_loaded;  // the $EINEXPR_DEVICES file last added
 
 // The devices, in a deque so that find_device's references stay valid as files add more
@@ -92,6 +76,7 @@ std::string lower(std::string_view s) {
 void merge(std::vector<DeviceSpec> devices) {
   std::deque<DeviceSpec>& into = registry();
   for (DeviceSpec& d : devices) {
+    if (lower(d.name) == "cpu") cpu_ready = true;  // a file's cpu entry wins over measuring
     auto same = [&](const DeviceSpec& e) { return lower(e.name) == lower(d.name); };
     if (auto it = std::find_if(into.begin(), into.end(), same); it != into.end())
       *it = std::move(d);
@@ -115,7 +100,22 @@ void ensure_ready() {
   env_file_loaded = path;
 }
 
+// Adds the measured (or cached) 'cpu' entry unless there is one. The caller holds
+// registry_mutex.
+void ensure_cpu() {
+  if (cpu_ready) return;
+  merge({cpu_calibration().device});
+}
+
 }  // namespace
+
+CpuCalibration calibrate_cpu() {
+  CpuCalibration c = detail::measure_cpu();
+  const std::lock_guard lock(registry_mutex);
+  ensure_ready();
+  merge({c.device});
+  return c;
+}
 
 double DeviceSpec::peak_for(DType dtype) const {
   const std::string key =
@@ -135,6 +135,7 @@ double DeviceSpec::accelerator_intensity(DType dtype) const {
 const std::vector<DeviceSpec>& device_specs() {
   const std::lock_guard lock(registry_mutex);
   ensure_ready();
+  ensure_cpu();
   return registry_list();
 }
 
@@ -148,10 +149,12 @@ void load_device_file(const std::string& path) {
 const DeviceSpec& find_device(std::string_view name) {
   const std::lock_guard lock(registry_mutex);
   ensure_ready();
+  if (lower(name) == "cpu") ensure_cpu();
   for (const DeviceSpec& d : registry())
     if (lower(d.name) == lower(name)) return d;
   std::string known;
   for (const DeviceSpec& d : registry()) known += (known.empty() ? "" : ", ") + d.name;
+  if (!cpu_ready) known += ", cpu";
   throw Error("unknown device '" + std::string(name) + "' (known devices: " + known + ")");
 }
 

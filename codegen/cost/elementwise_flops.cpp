@@ -2,9 +2,11 @@
 // each, with where every number comes from.
 //
 // The rule: count the operations of the definition in plan.hpp, each +, -, ·, /,
-// comparison and select as 1 and each exp / log / tanh / sqrt as 1 (one special-function
-// instruction, MUFU on NVIDIA GPUs; a libm call is more on a CPU, a cost model has to
-// pick one number). Two figures come from the seeds (CS336 lecture 2) instead and win
+// comparison and select as 1 (a compare-and-select such as max(x, 0) as 1) and each
+// exp / log / tanh / erf / sqrt as 1 (one special-function instruction, MUFU on NVIDIA
+// GPUs; a Sleef or libm call is 10-40 instructions on a CPU, but a cost model has to pick
+// one number, and FLOP counters (torch's, fvcore's) count a transcendental as one op or
+// not at all). Two figures come from the seeds (CS336 lecture 2) instead and win
 // over the rule, because every figure of the seeds must come out of einexpr:
 //   relu  1 per element ("flops = n  # n comparisons"), which is also the rule's count;
 //   gelu 20 per element ("flops = 20 * n"); the tanh form counted by the rule is 9
@@ -34,6 +36,9 @@ Count flops_per_element(UnaryOp op) noexcept {
     case UnaryOp::tanh: return 1;        // tanh
     case UnaryOp::silu: return 5;        // x · sigmoid(x): sigmoid 4, multiply
     case UnaryOp::reciprocal: return 1;  // 1 / x
+    case UnaryOp::gelu_erf: return 5;    // 0.5·x·(1 + erf(x·(1/sqrt 2))): multiply, erf, add, multiply, multiply
+    case UnaryOp::erf: return 1;         // erf
+    case UnaryOp::softplus: return 4;    // x > 20 ? x : log(1 + exp(x)): the threshold's select, exp, add, log
   }
   return 1;
 }
@@ -49,6 +54,8 @@ Count flops_per_element(const GradOp& op) noexcept {
     case GradOp::Kind::prod: return 2;                                    // dY · Y / X
     case GradOp::Kind::div_rhs: return 3;                                 // -dY · Y / B
     case GradOp::Kind::select: return 2;  // compare, select (a tie's halving is a second select)
+    case GradOp::Kind::centered: return 3;                                // dY · c · (X - M)
+    case GradOp::Kind::softmax: return 3;                                 // dY · exp(X - Y)
   }
   return 1;
 }
@@ -70,6 +77,12 @@ UnaryGradientRule unary_gradient_rule(UnaryOp op) noexcept {
     case UnaryOp::tanh: return {3, "dY · (1 - Y·Y)", false, true};
     case UnaryOp::silu: return {9, "dY · s·(1 + X·(1 - s)), s = sigmoid(X)", true, false};
     case UnaryOp::reciprocal: return {3, "-dY · Y·Y", false, true};
+    // Phi(X) + X·phi(X): X/sqrt 2, erf, 1+, 0.5·; X·X, ·(-0.5), exp, ·1/sqrt(2 pi), X·, +; · dY
+    case UnaryOp::gelu_erf: return {11, "dY · (Phi(X) + X·phi(X))", true, false};
+    // 2/sqrt(pi)·exp(-X·X): X·X, negate, exp, ·2/sqrt(pi); · dY (torch's erf backward)
+    case UnaryOp::erf: return {5, "dY · 2/sqrt(pi)·exp(-X·X)", true, false};
+    // torch's softplus_backward: z = exp(X), X > 20 ? dY : dY·z/(z + 1): exp, +, /, ·, select
+    case UnaryOp::softplus: return {5, "dY · (X > 20 ? 1 : z/(z + 1)), z = exp(X)", true, false};
   }
   return {1, "?", true, false};
 }

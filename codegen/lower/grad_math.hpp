@@ -43,6 +43,16 @@ EINEXPR_GRAD_HD C unary(UnaryOp f, C dy, C v) {
         return dy * s * (C(1) + v * (C(1) - s));
       }
       case UnaryOp::reciprocal: return -dy * v * v;
+      case UnaryOp::gelu_erf: {  // d/dx x·Phi(x) = Phi(x) + x·phi(x)
+        const C phi = C(0.3989422804014327) * std::exp(C(-0.5) * v * v);
+        return dy * (C(0.5) * (C(1) + std::erf(v * C(0.7071067811865476))) + v * phi);
+      }
+      case UnaryOp::erf: return dy * C(1.1283791670955126) * std::exp(-v * v);  // 2/sqrt(pi)·exp(-x²)
+      case UnaryOp::softplus: {  // torch's softplus_backward (beta 1, threshold 20)
+        if (v > C(20)) return dy;
+        const C z = std::exp(v);
+        return dy * z / (z + C(1));
+      }
     }
     return dy;
   } else {  // integers: relu, neg, abs, square (wrapping)
@@ -71,6 +81,11 @@ EINEXPR_GRAD_HD C apply(const GradOp& op, C dy, C v1, C v2) {
       const bool wins = op.of == BinaryOp::maximum ? mine > other : mine < other;
       if (wins) return dy;
       return mine == other ? dy / C(2) : C(0);
+    }
+    case GradOp::Kind::centered: return dy * static_cast<C>(op.scalar) * (v1 - v2);  // srcs dY, X, M
+    case GradOp::Kind::softmax: {                                                     // srcs dY, X, Y
+      if constexpr (std::is_floating_point_v<C>) return dy * std::exp(v1 - v2);
+      else return dy;  // the planner allows logsumexp on floats only
     }
   }
   return dy;

@@ -18,12 +18,10 @@ E parse_enum(std::string_view text, const char* (*namer)(E) noexcept, const E (&
   throw Error("unknown " + std::string(what) + " '" + std::string(text) + "' (expected one of " + list + ")");
 }
 
-constexpr Reduction all_reductions[] = {Reduction::sum, Reduction::mean, Reduction::max, Reduction::min,
-                                        Reduction::prod, Reduction::any, Reduction::all};
-constexpr UnaryOp all_unary[] = {UnaryOp::relu,  UnaryOp::gelu,  UnaryOp::exp,     UnaryOp::log,
-                                 UnaryOp::square, UnaryOp::sqrt, UnaryOp::rsqrt,   UnaryOp::neg,
-                                 UnaryOp::abs,   UnaryOp::sigmoid, UnaryOp::tanh,  UnaryOp::silu,
-                                 UnaryOp::reciprocal};
+constexpr Reduction all_reductions[] = {Reduction::sum, Reduction::mean, Reduction::max,
+                                        Reduction::min, Reduction::prod, Reduction::any,
+                                        Reduction::all, Reduction::var,  Reduction::std,
+                                        Reduction::logsumexp};
 constexpr BinaryOp all_binary[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::mul,
                                    BinaryOp::div, BinaryOp::maximum, BinaryOp::minimum};
 
@@ -38,6 +36,9 @@ const char* name(Reduction r) noexcept {
     case Reduction::prod: return "prod";
     case Reduction::any: return "any";
     case Reduction::all: return "all";
+    case Reduction::var: return "var";
+    case Reduction::std: return "std";
+    case Reduction::logsumexp: return "logsumexp";
   }
   return "?";
 }
@@ -57,6 +58,9 @@ const char* name(UnaryOp op) noexcept {
     case UnaryOp::tanh: return "tanh";
     case UnaryOp::silu: return "silu";
     case UnaryOp::reciprocal: return "reciprocal";
+    case UnaryOp::gelu_erf: return "gelu_erf";
+    case UnaryOp::erf: return "erf";
+    case UnaryOp::softplus: return "softplus";
   }
   return "?";
 }
@@ -74,7 +78,47 @@ const char* name(BinaryOp op) noexcept {
 }
 
 Reduction parse_reduction(std::string_view text) { return parse_enum(text, name, all_reductions, "reduction"); }
-UnaryOp parse_unary_op(std::string_view text) { return parse_enum(text, name, all_unary, "function"); }
+
+const char* name(Normalization n) noexcept {
+  switch (n) {
+    case Normalization::softmax: return "softmax";
+    case Normalization::log_softmax: return "log_softmax";
+    case Normalization::layer_norm: return "layer_norm";
+    case Normalization::rms_norm: return "rms_norm";
+  }
+  return "?";
+}
+
+Normalization parse_normalization(std::string_view text) {
+  constexpr Normalization all[] = {Normalization::softmax, Normalization::log_softmax, Normalization::layer_norm,
+                                   Normalization::rms_norm};
+  return parse_enum(text, name, all, "normalization");
+}
+
+std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::size_t operands) {
+  auto list = [](const auto& all) {
+    std::string s;
+    for (auto f : all) s += (s.empty() ? "" : ", ") + std::string(name(f));
+    return s;
+  };
+  for (UnaryOp f : all_unary_ops)
+    if (text == name(f)) {
+      if (operands != 1)
+        throw Error("map function '" + std::string(text) + "' takes one operand, but " + std::to_string(operands) +
+                    " are given (functions of two: " + list(all_binary) + ")");
+      return f;
+    }
+  for (BinaryOp f : all_binary)
+    if (text == name(f)) {
+      if (operands != 2)
+        throw Error("map function '" + std::string(text) + "' takes two operands, but " + std::to_string(operands) +
+                    (operands == 1 ? " is" : " are") + " given");
+      return f;
+    }
+  throw Error("unknown function '" + std::string(text) + "' (of one operand: " + list(all_unary_ops) +
+              "; of two: " + list(all_binary) + ")");
+}
+UnaryOp parse_unary_op(std::string_view text) { return parse_enum(text, name, all_unary_ops, "function"); }
 BinaryOp parse_binary_op(std::string_view text) { return parse_enum(text, name, all_binary, "function"); }
 
 bool unary_gradient_reads_y(UnaryOp fn) noexcept {
@@ -99,6 +143,12 @@ std::string name(const GradOp& op) {
     case GradOp::Kind::prod: return "d.prod";
     case GradOp::Kind::div_rhs: return "d.div.b";
     case GradOp::Kind::select: return std::string("d.") + name(op.of) + (op.operand == 0 ? ".a" : ".b");
+    case GradOp::Kind::centered: {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "centered(%.6g)", op.scalar);
+      return buf;
+    }
+    case GradOp::Kind::softmax: return "d.logsumexp";
   }
   return "?";
 }
@@ -116,7 +166,7 @@ std::vector<int> sources(const Step& step) {
       [](const auto& s) -> std::vector<int> {
         using S = std::decay_t<decltype(s)>;
         if constexpr (std::is_same_v<S, ContractStep>) return {s.a, s.b};
-        else if constexpr (std::is_same_v<S, MapStep>) return s.srcs;
+        else if constexpr (std::is_same_v<S, MapStep> || std::is_same_v<S, NormStep>) return s.srcs;
         else return {s.src};
       },
       step);
@@ -133,7 +183,7 @@ void for_each_value(Step& step, const std::function<void(int&)>& f, bool with_ds
         if constexpr (std::is_same_v<S, ContractStep>) {
           f(s.a);
           f(s.b);
-        } else if constexpr (std::is_same_v<S, MapStep>) {
+        } else if constexpr (std::is_same_v<S, MapStep> || std::is_same_v<S, NormStep>) {
           for (int& v : s.srcs) f(v);
         } else {
           f(s.src);
@@ -200,6 +250,19 @@ std::string to_string(const Step& step, const Plan& plan) {
           return ref(s.dst) + " = embed " + ref(s.src) + " into zeros at strides " + shape_str(s.into.strides) +
                  (s.into.offset != 0 ? " offset " + std::to_string(s.into.offset) : "") + " : " +
                  value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, NormStep>) {
+          std::string srcs, axes;
+          for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
+          const Value& dst = plan.values.at(static_cast<std::size_t>(s.dst));
+          for (int a : s.axes)
+            axes += (axes.empty() ? "" : " ") + (static_cast<std::size_t>(a) < dst.dims.size()
+                                                     ? dim_text(plan, dst.dims[static_cast<std::size_t>(a)])
+                                                     : std::to_string(a));
+          char eps[32] = "";
+          if (takes_eps(s.kind))
+            std::snprintf(eps, sizeof eps, "(eps=%g)", s.eps);
+          return ref(s.dst) + " = " + (s.backward ? "d." : "") + name(s.kind) + eps + " " + srcs + " along [" + axes +
+                 "] : " + value_text(plan, s.dst);
         } else if constexpr (std::is_same_v<S, ReduceStep>) {
           std::string axes;
           const Value& src = plan.values.at(static_cast<std::size_t>(s.src));
@@ -207,8 +270,10 @@ std::string to_string(const Step& step, const Plan& plan) {
             axes += (axes.empty() ? "" : " ") +
                     (static_cast<std::size_t>(a) < src.dims.size() ? dim_text(plan, src.dims[static_cast<std::size_t>(a)])
                                                                      : std::to_string(a));
-          return ref(s.dst) + " = reduce." + name(s.op) + " " + ref(s.src) + " over [" + axes + "] : " +
-                 value_text(plan, s.dst);
+          const bool corrected = s.op == Reduction::var || s.op == Reduction::std;
+          return ref(s.dst) + " = reduce." + name(s.op) +
+                 (corrected ? "(correction=" + std::to_string(s.correction) + ")" : std::string()) + " " +
+                 ref(s.src) + " over [" + axes + "] : " + value_text(plan, s.dst);
         } else {
           std::string srcs;
           for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
@@ -219,9 +284,13 @@ std::string to_string(const Step& step, const Plan& plan) {
       step);
 }
 
-/// "einsum", "map.gelu", "reduce": the plan's op, with a map's function.
+/// "einsum", "map.gelu", "reduce", "normalize.softmax": the plan's op, with a map's function
+/// or a normalization's kind.
 std::string title(const Plan& plan) {
   std::string t = name(plan.op);
+  if (plan.op == Op::normalize)
+    for (const Step& step : plan.steps)
+      if (const auto* n = std::get_if<NormStep>(&step)) return t + "." + (n->backward ? "d." : "") + name(n->kind);
   if (plan.op == Op::map)
     for (const Step& step : plan.steps)
       if (const auto* m = std::get_if<MapStep>(&step))
@@ -249,107 +318,6 @@ std::string Plan::str() const { return to_string(*this); }
 bool Plan::output_is_view() const {
   const Value& v = output_value();
   return buffers.at(static_cast<std::size_t>(v.buffer)).input >= 0;
-}
-
-void validate(const Plan& plan) {
-  const auto nvalues = static_cast<int>(plan.values.size());
-  auto value = [&](int v, const char* what) -> const Value& {
-    EINEXPR_ASSERT(v >= 0 && v < nvalues, std::string("plan: ") + what + " refers to a missing value");
-    return plan.values[static_cast<std::size_t>(v)];
-  };
-  EINEXPR_ASSERT(plan.num_inputs >= 0 && plan.num_inputs <= nvalues, "plan: bad input count");
-  for (const Value& v : plan.values) {
-    EINEXPR_ASSERT(v.buffer >= 0 && v.buffer < static_cast<int>(plan.buffers.size()), "plan: value without buffer");
-    EINEXPR_ASSERT(v.layout.shape.size() == v.layout.strides.size(), "plan: shape and strides differ in rank");
-    EINEXPR_ASSERT(v.dims.size() == v.layout.shape.size(), "plan: a value's axis names differ from its rank");
-    for (const DimAxes& dim : v.dims)
-      for (AxisId id : dim)
-        EINEXPR_ASSERT(id >= 0 && static_cast<std::size_t>(id) < plan.axes.size(), "plan: a value names a missing axis");
-    std::int64_t numel = 1;
-    for (std::int64_t len : v.layout.shape)
-      EINEXPR_ASSERT(len >= 0 && !__builtin_mul_overflow(numel, len, &numel), "plan: a value's element count overflows");
-    const PlanBuffer& b = plan.buffers[static_cast<std::size_t>(v.buffer)];
-    if (b.input < 0) {
-      EINEXPR_ASSERT(v.layout.extent() <= b.elements, "plan: a view reaches past its buffer");
-    } else {
-      EINEXPR_ASSERT(b.input < nvalues && v.layout.extent() <= plan.values[static_cast<std::size_t>(b.input)].layout.extent(),
-                     "plan: a view reaches past its input");
-    }
-  }
-  std::vector<bool> made(plan.values.size(), false);
-  for (int i = 0; i < plan.num_inputs; ++i) made[static_cast<std::size_t>(i)] = true;
-  auto use = [&](int v) {
-    value(v, "a step");
-    EINEXPR_ASSERT(made[static_cast<std::size_t>(v)], "plan: a step reads a value before it is made");
-  };
-  auto make = [&](int v) {
-    value(v, "a step");
-    EINEXPR_ASSERT(!made[static_cast<std::size_t>(v)], "plan: a value is made twice");
-    made[static_cast<std::size_t>(v)] = true;
-  };
-  for (const Step& step : plan.steps) {
-    std::visit(
-        [&](const auto& s) {
-          using S = std::decay_t<decltype(s)>;
-          if constexpr (std::is_same_v<S, ViewStep>) {
-            use(s.src);
-            make(s.dst);
-            EINEXPR_ASSERT(value(s.src, "view").buffer == value(s.dst, "view").buffer, "plan: a view changes buffer");
-          } else if constexpr (std::is_same_v<S, CopyStep>) {
-            use(s.src);
-            make(s.dst);
-            EINEXPR_ASSERT(value(s.src, "copy").layout.shape == value(s.dst, "copy").layout.shape,
-                           "plan: a copy changes shape");
-          } else if constexpr (std::is_same_v<S, ContractStep>) {
-            use(s.a);
-            use(s.b);
-            make(s.dst);
-            const Shape& a = value(s.a, "contract").layout.shape;
-            const Shape& b = value(s.b, "contract").layout.shape;
-            const Shape& c = value(s.dst, "contract").layout.shape;
-            const auto nb = static_cast<std::size_t>(s.batch_dims);
-            EINEXPR_ASSERT(a.size() == nb + 2 && b.size() == nb + 2 && c.size() == nb + 2,
-                           "plan: a contraction's operands are not [batch.., m, k] x [batch.., k, n]");
-            for (std::size_t d = 0; d < nb; ++d)
-              EINEXPR_ASSERT(a[d] == b[d] && a[d] == c[d], "plan: a contraction's batch dims differ");
-            EINEXPR_ASSERT(a[nb] == c[nb] && b[nb + 1] == c[nb + 1] && a[nb + 1] == b[nb],
-                           "plan: a contraction's m, n, k do not match");
-          } else if constexpr (std::is_same_v<S, ReduceStep>) {
-            use(s.src);
-            make(s.dst);
-            const Shape& in = value(s.src, "reduce").layout.shape;
-            EINEXPR_ASSERT(value(s.dst, "reduce").layout.shape.size() + s.axes.size() == in.size(),
-                           "plan: a reduction's output rank is wrong");
-          } else if constexpr (std::is_same_v<S, MapStep>) {
-            const std::size_t want = std::visit(
-                [](const auto& op) -> std::size_t {
-                  using O = std::decay_t<decltype(op)>;
-                  if constexpr (std::is_same_v<O, UnaryOp>) return 1;
-                  else if constexpr (std::is_same_v<O, BinaryOp>) return 2;
-                  else return static_cast<std::size_t>(arity(op));
-                },
-                s.op);
-            EINEXPR_ASSERT(s.srcs.size() == want, "plan: a map has the wrong number of operands");
-            for (int v : s.srcs) {
-              use(v);
-              EINEXPR_ASSERT(value(v, "map").layout.shape == value(s.dst, "map").layout.shape,
-                             "plan: a map's operand shape differs from its output");
-            }
-            make(s.dst);
-          } else {
-            use(s.src);
-            make(s.dst);
-            const Value& d = value(s.dst, "embed");
-            EINEXPR_ASSERT(value(s.src, "embed").layout.shape == s.into.shape, "plan: an embedding's shape differs");
-            EINEXPR_ASSERT(s.into.shape.size() == s.into.strides.size() &&
-                               plan.buffers.at(static_cast<std::size_t>(d.buffer)).input < 0 &&
-                               s.into.extent() <= plan.buffers.at(static_cast<std::size_t>(d.buffer)).elements,
-                           "plan: an embedding reaches past its buffer");
-          }
-        },
-        step);
-  }
-  use(plan.output);
 }
 
 }  // namespace einexpr

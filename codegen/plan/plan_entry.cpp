@@ -28,6 +28,8 @@ void append_pod(std::string& key, const T& v) {
   key.append(buf, sizeof(T));
 }
 
+bool corrected(Reduction r) { return r == Reduction::var || r == Reduction::std; }
+
 const char* copy_name(Copy c) {
   switch (c) {
     case Copy::if_needed: return "if_needed";
@@ -43,8 +45,13 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
   switch (spec.op) {
     case Op::einsum: return plan_einsum(need(pattern, spec.op), inputs, dtype, spec.lengths, spec.order, spec.goal);
     case Op::rearrange: return plan_rearrange(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
-    case Op::reduce: return plan_reduce(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.reduction, spec.lengths);
+    case Op::reduce:
+      return plan_reduce(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.reduction, spec.lengths,
+                         spec.correction);
     case Op::repeat: return plan_repeat(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
+    case Op::normalize:
+      return plan_normalize(need(pattern, spec.op), spec.normalization, one(inputs, spec.op), dtype, spec.lengths,
+                            spec.eps);
     case Op::map:
       if (pattern == nullptr) {
         const auto* unary = std::get_if<UnaryOp>(&spec.function);
@@ -59,7 +66,16 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
 std::string OpSpec::str() const {
   std::string s = name(op);
   if (op == Op::reduce) s += std::string(" ") + name(reduction);
+  if (op == Op::reduce && corrected(reduction)) s += " (correction " + std::to_string(correction) + ")";
   if (op == Op::map) s += " " + std::visit([](auto f) { return std::string(name(f)); }, function);
+  if (op == Op::normalize) {
+    s += std::string(" ") + name(normalization);
+    if (takes_eps(normalization)) {
+      char text[40];
+      std::snprintf(text, sizeof text, " (eps %g)", eps);
+      s += text;
+    }
+  }
   if ((op == Op::rearrange || op == Op::repeat) && copy != Copy::if_needed) s += std::string(" (copy ") + copy_name(copy) + ")";
   if (op == Op::einsum && order != ContractionOrder::optimal)
     s += order == ContractionOrder::greedy ? " (greedy order)" : " (left to right)";
@@ -82,8 +98,15 @@ void OpSpec::append_key(std::string& key) const {
       append_pod(key, goal.alpha);
       append_pod(key, goal.memory_limit.value_or(-1));
       break;
-    case Op::reduce: append_pod(key, reduction); break;
+    case Op::reduce:
+      append_pod(key, reduction);
+      if (corrected(reduction)) append_pod(key, correction);
+      break;
     case Op::rearrange: case Op::repeat: append_pod(key, copy); break;
+    case Op::normalize:
+      append_pod(key, normalization);
+      append_pod(key, eps);
+      break;
     case Op::map:
       append_pod(key, static_cast<unsigned char>(function.index()));
       std::visit([&](auto f) { append_pod(key, f); }, function);

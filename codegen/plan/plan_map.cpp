@@ -1,4 +1,5 @@
-// Elementwise maps: f(x) over a tensor, and f(x, y) with named broadcasting ("b s h, h -> b s h").
+// Elementwise maps: f(x) over a tensor, f(x) with a pattern that permutes, splits or merges
+// axes around it ("b s h -> b h s"), and f(x, y) with named broadcasting ("b s h, h -> b s h").
 // Each is one MapStep writing a new contiguous buffer; operands broadcast by stride 0.
 #include <algorithm>
 
@@ -16,11 +17,15 @@ using detail::PlanBuilder;
 
 namespace {
 
+/// Every function but relu, abs, neg and square needs a floating dtype.
 bool float_only(UnaryOp op) {
   switch (op) {
     case UnaryOp::relu: case UnaryOp::abs: case UnaryOp::neg: case UnaryOp::square: return false;
-    default: return true;
+    case UnaryOp::gelu: case UnaryOp::exp: case UnaryOp::log: case UnaryOp::sqrt: case UnaryOp::rsqrt:
+    case UnaryOp::sigmoid: case UnaryOp::tanh: case UnaryOp::silu: case UnaryOp::reciprocal:
+    case UnaryOp::gelu_erf: case UnaryOp::erf: case UnaryOp::softplus: return true;
   }
+  return true;
 }
 
 void check_map_dtype(const char* fn, bool needs_float, DType dtype) {

@@ -59,6 +59,9 @@ void check_reduction_dtype(Reduction op, DType dtype) {
     throw DTypeError(what + ": convert with .to(DType::i64) first, or use any/all");
   if (op == Reduction::mean && is_integer(dtype))
     throw DTypeError(what + ": mean is not defined for integer dtypes; convert with .to(DType::f32) first");
+  const bool float_only = op == Reduction::var || op == Reduction::std || op == Reduction::logsumexp;
+  if (float_only && (is_integer(dtype) || boolean))
+    throw DTypeError(what + ": " + name(op) + " needs a floating dtype; convert with .to(DType::f32) first");
 }
 
 }  // namespace
@@ -84,8 +87,11 @@ Plan plan_repeat(const ast::Pattern& pattern, const Layout& input, DType dtype, 
 }
 
 Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype, Reduction reduction,
-                 const AxisLengths& lengths) {
+                 const AxisLengths& lengths, std::int64_t correction) {
   check_reduction_dtype(reduction, dtype);
+  if (correction < 0)
+    throw Error("reduce '" + std::string(name(reduction)) + "': correction must be 0 or more, not " +
+                std::to_string(correction));
   auto r = detail::resolve_single(pattern, Op::reduce, input, lengths);
   PlanBuilder b = start(Op::reduce, pattern, input, dtype, r);
   const detail::Axes kept = detail::flatten(r.output);
@@ -102,7 +108,9 @@ Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype, 
                          " of length 0: " + name(reduction) + " of no elements is undefined");
     }
   }
-  if (axes.empty()) {  // nothing to reduce: a rearrange
+  // Nothing to reduce: a rearrange (each output is its one element), except for var and
+  // std, whose value for one element is 0 or, with a correction, NaN.
+  if (axes.empty() && reduction != Reduction::var && reduction != Reduction::std) {
     const int out = place(b, r.input.permuted(kept), r.output, Copy::if_needed, "reduce");
     return std::move(b).finish(out);
   }
@@ -112,7 +120,7 @@ Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype, 
   for (std::size_t i = 0; i < rest.size(); ++i) dst.dims[i].stride = strides[i];
   dst.value = b.new_temp_value(dst.shape(), strides, dst.dims_axes());
   dst.buffer = b.value(dst.value).buffer;
-  b.add_step(ReduceStep{src.value, dst.value, reduction, axes});
+  b.add_step(ReduceStep{src.value, dst.value, reduction, axes, correction});
   const int out = b.merge(dst.permuted(kept), r.output);
   return std::move(b).finish(out);
 }

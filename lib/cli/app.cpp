@@ -3,6 +3,8 @@
 // model, attention scores, average pooling, the grey image repeated to 4 channels.
 #include "app.hpp"
 
+#include "args.hpp"
+
 #include "einexpr/config.hpp"
 
 namespace einexpr::cli {
@@ -39,8 +41,33 @@ const char* const bf16_help =
     "Without it, bf16 is '<V2', as np.save writes ml_dtypes.bfloat16, and '<u2' is refused";
 
 const char* const sizes_help =
-    "[REDUCTION] NAME=LEN...: a reduce's reduction (sum, mean, max, min, prod, any, all; "
-    "default sum), then every axis's length";
+    "[REDUCTION | FUNCTION] NAME=LEN...: a reduce's reduction (sum, mean, max, min, prod, any, all, var, std, "
+    "logsumexp; default sum) or a map's function (gelu, exp, ...; add, mul, ...), then every axis's length";
+
+const char* const correction_help =
+    "reduce var and std: divide by n - N (torch's correction; default 1, as torch; 0: the population variance)";
+
+const char* const eps_help = "layer_norm and rms_norm: added to the variance / mean square (default 1e-5 and 1e-6)";
+
+const char* const norm_footer =
+    "The pattern names the input's dims with the axes to normalize along in brackets (einx's\n"
+    "notation): \"b h q [k]\" along k; \"b [h w] c\" along h and w together; \"... [d]\" along the\n"
+    "last dim. layer_norm and rms_norm have no affine part: scale and shift with map.\n"
+    "Examples:\n"
+    "  einexpr softmax \"b h q [k]\" scores.npy -o p.npy\n"
+    "  einexpr layer_norm \"b s [d]\" x.npy -o y.npy --eps 1e-5";
+
+const char* const map_footer =
+    "A unary map's pattern may permute, split and merge axes around the function, as rearrange\n"
+    "does; every axis is on both sides, so nothing is summed or repeated. A binary map\n"
+    "broadcasts its operands by name. Functions: relu gelu (tanh form) gelu_erf (torch's\n"
+    "nn.GELU()) exp log square sqrt rsqrt neg abs sigmoid tanh silu reciprocal erf softplus;\n"
+    "binary: add sub mul div maximum minimum. An argument NAME=LEN (an identifier, '=',\n"
+    "digits) is an axis length, any other is an input file.\n"
+    "Examples:\n"
+    "  einexpr map \"b s h -> b s h\" gelu x.npy -o y.npy\n"
+    "  einexpr map \"b s (h d) -> b h s d\" exp x.npy -o y.npy h=8\n"
+    "  einexpr map \"b s h, h -> b s h\" add x.npy bias.npy -o y.npy";
 
 void add_run_options(CLI::App* sub, RunOptions& run) {
   sub->add_option("--device", run.device, "Where it runs: cpu, cuda or cuda:N (cuda needs a CUDA build and a GPU)")
@@ -55,11 +82,23 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
   CLI::App* sub = cli.app.add_subcommand(op, description);
   args.op = op;
   positional(sub->add_option("PATTERN", args.pattern, "The einops pattern, quoted"))->required()->type_name("");
-  if (args.op == "reduce")
-    positional(sub->add_option("REDUCTION", args.reduction, "sum, mean, max, min, prod (any, all on bool)"))
+  if (args.op == "reduce") {
+    positional(sub->add_option("REDUCTION", args.reduction,
+                               "sum, mean, max, min, prod, var, std, logsumexp (any, all on bool)"))
         ->required()
         ->type_name("");
-  if (args.op == "einsum") {
+    sub->add_option("--correction", args.correction, correction_help)->type_name("N")->check(CLI::NonNegativeNumber);
+  }
+  if (args.op == "layer_norm" || args.op == "rms_norm")
+    sub->add_option("--eps", args.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
+  if (args.op == "map") {
+    positional(sub->add_option("FUNCTION", args.function, "gelu, exp, ... (one input); add, mul, ... (two)"))
+        ->required()
+        ->type_name("");
+    positional(sub->add_option("ARGS", args.inputs, "IN.npy [IN2.npy] [NAME=LEN...]: the input files, then axis lengths"))
+        ->required()
+        ->type_name("");
+  } else if (args.op == "einsum") {
     positional(sub->add_option("IN.npy", args.inputs, "One .npy file per operand"))->required()->type_name("");
   } else {
     positional(sub->add_option("IN.npy", args.input, "The input .npy file"))->required()->type_name("");
@@ -76,12 +115,14 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
 }
 
 void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
-  positional(sub->add_option("OP", expr.op, "einsum, rearrange, reduce or repeat"))->required()->type_name("");
+  positional(sub->add_option("OP", expr.op, std::string(expr_ops)))->required()->type_name("");
   positional(sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted"))->required()->type_name("");
   positional(sub->add_option("ARGS", expr.rest, sizes_help))->type_name("");
   sub->add_option("--dtype", expr.dtype, "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool")
       ->type_name("DT")
       ->capture_default_str();
+  sub->add_option("--correction", expr.correction, correction_help)->type_name("N")->check(CLI::NonNegativeNumber);
+  sub->add_option("--eps", expr.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
 }
 
 void add_cost(Cli& cli) {
@@ -98,7 +139,10 @@ void add_cost(Cli& cli) {
       "  einexpr cost einsum \"b d, d k -> b k\" b=1024 d=256 k=64\n"
       "  einexpr cost einsum \"b d, d k -> b k\" b=16384 d=32768 k=8192 --dtype bf16 --backward\n"
       "  einexpr cost einsum \"i j, j k -> i k\" i=1024 j=1024 k=1024 --dtype bf16 --json\n"
-      "  einexpr cost reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=10 h2=20 w=10 w2=20");
+      "  einexpr cost reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=10 h2=20 w=10 w2=20\n"
+      "  einexpr cost reduce \"b s h -> b s\" var b=8 s=128 h=1024 --correction 0\n"
+      "  einexpr cost map \"b s h -> b s h\" gelu b=64 s=1024 h=1024\n"
+      "  einexpr cost softmax \"b h q [k]\" b=8 h=12 q=1024 k=1024");
   cli.commands.push_back({sub, [&cli] { return cost_command(cli.cost); }});
 }
 
@@ -163,7 +207,8 @@ void add_bench(Cli& cli) {
       "  einexpr bench einsum \"b d, d k -> b k\" b=1024 d=256 k=64\n"
       "  einexpr bench einsum \"b d, d k -> b k\" b=16384 d=32768 k=8192 --dtype bf16 --device cuda\n"
       "  einexpr bench reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=50 h2=20 w=50 w2=20 --json\n"
-      "  einexpr bench rearrange \"b h w -> b w h\" b=64 h=256 w=256 --copy always");
+      "  einexpr bench rearrange \"b h w -> b w h\" b=64 h=256 w=256 --copy always\n"
+      "  einexpr bench map \"b s h -> b s h\" gelu b=64 s=1024 h=1024 --json");
   cli.commands.push_back({sub, [&cli] { return bench_command(cli.bench); }});
 }
 
@@ -173,8 +218,8 @@ void add_roofline(Cli& cli) {
       cli.app.add_subcommand("roofline", "Write an SVG roofline plot, one point per expression at its roofline bound");
   positional(sub->add_option("FILE.svg", r.svg, "The SVG file to write"))->required()->type_name("");
   positional(sub->add_option("EXPR", r.exprs,
-                  "\"OP|PATTERN|NAME=LEN,NAME=LEN,...\", or \"reduce|PATTERN|REDUCTION|NAME=LEN,...\"; "
-                  "the point's label is the pattern"))
+                  "\"OP|PATTERN|NAME=LEN,NAME=LEN,...\", \"reduce|PATTERN|REDUCTION|NAME=LEN,...\" or "
+                  "\"map|PATTERN|FUNCTION|NAME=LEN,...\"; the point's label is the pattern"))
       ->required()
       ->type_name("");
   sub->add_option("--device", r.device, "Device-table entry whose roofs are drawn")
@@ -192,9 +237,20 @@ void add_devices(Cli& cli) {
   CLI::App* sub =
       cli.app.add_subcommand("devices", "The device table: promised dense peaks by dtype, memory bandwidth, sources");
   sub->add_flag("--json", cli.devices.json, "A JSON list in the format $EINEXPR_DEVICES files use");
+  sub->add_flag("--calibrate", cli.devices.calibrate,
+                "Measure the 'cpu' device again (FMA peaks, copy bandwidth) and cache it");
+  sub->add_option("--threads", cli.devices.run.threads,
+                  "CPU threads the 'cpu' entry is for (default: OpenMP's, OMP_NUM_THREADS)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096));
   sub->footer(
       "Devices from the JSON file named by $EINEXPR_DEVICES are added to the built-in ones.\n"
-      "Example:\n"
+      "The 'cpu' device is measured on this machine on first use (well under a second) and\n"
+      "cached in $XDG_CACHE_HOME/einexpr/cpu_device.json (~/.cache/einexpr/ without\n"
+      "XDG_CACHE_HOME); --calibrate measures it again. EINEXPR_CPU_DEVICE=FILE reads a fixed\n"
+      "entry from FILE instead and never measures (tests use it).\n"
+      "Examples:\n"
+      "  einexpr devices --calibrate\n"
       "  einexpr devices --json > mine.json   # edit, then: EINEXPR_DEVICES=mine.json einexpr devices");
   cli.commands.push_back({sub, [&cli] { return devices_command(cli.devices); }});
 }
@@ -295,6 +351,13 @@ std::unique_ptr<Cli> make_cli() {
   add_op_command(*cli, cli->repeat, "repeat", "Repeat IN.npy along new or enlarged axes",
                  "Example:\n"
                  "  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4");
+  add_op_command(*cli, cli->map, "map",
+                 "Apply an elementwise function: f(IN.npy), or f(IN.npy, IN2.npy) broadcast by name", map_footer);
+  add_op_command(*cli, cli->softmax, "softmax", "softmax of IN.npy along the bracketed axes", norm_footer);
+  add_op_command(*cli, cli->log_softmax, "log_softmax", "log_softmax of IN.npy along the bracketed axes", norm_footer);
+  add_op_command(*cli, cli->layer_norm, "layer_norm", "(x - mean) / sqrt(var + eps) along the bracketed axes",
+                 norm_footer);
+  add_op_command(*cli, cli->rms_norm, "rms_norm", "x / sqrt(mean(x²) + eps) along the bracketed axes", norm_footer);
   add_op_command(*cli, cli->einsum, "einsum",
                  "Contract operands: an axis missing from the output is summed, a repeated one is a diagonal",
                  "Examples:\n"

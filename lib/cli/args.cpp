@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include "einexpr/parser/parse.hpp"
+
 namespace einexpr::cli {
 
 namespace {
@@ -34,7 +36,20 @@ std::pair<std::string, std::int64_t> parse_length(const std::string& arg) {
   return {name, value};
 }
 
-bool is_expr_op(std::string_view op) { return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat"; }
+bool is_expr_op(std::string_view op) {
+  return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat" || op == "map" ||
+         is_normalization(op);
+}
+
+/// NAME=LEN: an identifier, '=', digits (what split_map_args takes for a length).
+bool looks_like_length(const std::string& arg) {
+  const std::size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq + 1 == arg.size() || !is_identifier(std::string_view(arg).substr(0, eq)))
+    return false;
+  for (std::size_t i = eq + 1; i < arg.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(arg[i]))) return false;
+  return true;
+}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -55,6 +70,15 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
+bool is_normalization(std::string_view op) {
+  return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm";
+}
+
+double eps_or_default(Normalization kind, double eps) {
+  if (eps >= 0) return eps;
+  return default_eps(kind);
+}
+
 AxisLengths parse_lengths(const std::vector<std::string>& args) {
   AxisLengths out;
   std::set<std::string> seen;
@@ -66,16 +90,33 @@ AxisLengths parse_lengths(const std::vector<std::string>& args) {
   return out;
 }
 
-ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest) {
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
+                         std::int64_t correction, double eps) {
   if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected " + std::string(expr_ops) + ")");
-  ExprSpec e{op, pattern, Reduction::sum, {}};
+  ExprSpec e;
+  e.op = op;
+  e.pattern = pattern;
   std::vector<std::string> lengths = rest;
-  if (!lengths.empty() && lengths.front().find('=') == std::string::npos) {
+  const bool named = !lengths.empty() && lengths.front().find('=') == std::string::npos;
+  if (op == "map") {
+    if (!named) throw UsageError("map takes a FUNCTION after the pattern (gelu, exp, ...; add, mul, ...)");
+    e.function = lengths.front();
+    lengths.erase(lengths.begin());
+  } else if (named) {
     if (op != "reduce")
-      throw UsageError("unexpected argument '" + lengths.front() + "': only reduce takes a REDUCTION; " + op +
-                       " takes NAME=LEN...");
+      throw UsageError("unexpected argument '" + lengths.front() + "': only reduce takes a REDUCTION and map a " +
+                       "FUNCTION; " + op + " takes NAME=LEN...");
     e.reduction = parse_reduction(lengths.front());
     lengths.erase(lengths.begin());
+  }
+  if (correction >= 0) {
+    if (op != "reduce" || (e.reduction != Reduction::var && e.reduction != Reduction::std))
+      throw UsageError("--correction applies to reduce var and std only");
+    e.correction = correction;
+  }
+  if (eps >= 0) {
+    if (op != "layer_norm" && op != "rms_norm") throw UsageError("--eps applies to layer_norm and rms_norm only");
+    e.eps = eps;
   }
   e.sizes = parse_lengths(lengths);
   return e;
@@ -86,17 +127,35 @@ OpSpec ExprSpec::op_spec() const {
   for (Op o : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
     if (op == name(o)) spec.op = o;
   spec.reduction = reduction;
+  spec.correction = correction;
+  if (spec.op == Op::map) spec.function = parse_map_function(function, parse(pattern).operands.size());
+  if (is_normalization(op)) {
+    spec.op = Op::normalize;
+    spec.normalization = parse_normalization(op);
+    spec.eps = eps_or_default(spec.normalization, eps);
+  }
   return spec;
+}
+
+MapArgs split_map_args(const std::vector<std::string>& args) {
+  MapArgs m;
+  std::vector<std::string> lengths;
+  for (const std::string& a : args) (looks_like_length(a) ? lengths : m.files).push_back(a);
+  if (m.files.empty() || m.files.size() > 2)
+    throw UsageError("map takes one input file (a unary function) or two (a binary one), not " +
+                     std::to_string(m.files.size()));
+  m.lengths = parse_lengths(lengths);
+  return m;
 }
 
 ExprSpec parse_expr_text(const std::string& text) {
   const std::vector<std::string> f = split(text, '|');
   const std::string op = f.empty() ? "" : trim(f[0]);
-  const bool reduce_form = f.size() == 4 && op == "reduce";
+  const bool reduce_form = f.size() == 4 && (op == "reduce" || op == "map");
   if (f.size() != 3 && !reduce_form)
     throw UsageError("bad EXPR '" + text +
                      "': expected \"OP|PATTERN|NAME=LEN,...\" (reduce: "
-                     "\"reduce|PATTERN|REDUCTION|NAME=LEN,...\")");
+                     "\"reduce|PATTERN|REDUCTION|NAME=LEN,...\", map: \"map|PATTERN|FUNCTION|NAME=LEN,...\")");
   std::vector<std::string> rest;
   if (reduce_form) rest.push_back(trim(f[2]));
   const std::string sizes = trim(f.back());

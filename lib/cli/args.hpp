@@ -28,21 +28,37 @@ AxisLengths parse_lengths(const std::vector<std::string>& args);
 
 /// An expression given by sizes: what cost, explain, bench and roofline take.
 struct ExprSpec {
-  std::string op;  // "einsum", "rearrange", "reduce", "repeat"
+  std::string op;  // "einsum", "rearrange", "reduce", "repeat", "map"
   std::string pattern;
   Reduction reduction = Reduction::sum;
+  std::int64_t correction = 1;  // reduce var / std
+  std::string function;         // map: a unary function (one operand) or a binary one (two)
+  double eps = -1;              // layer_norm / rms_norm (-1: the default)
   AxisLengths sizes;
 
   /// What the planner takes (without lengths: plan_from_sizes picks the ones the pattern uses).
+  /// A map's function is parsed here: Error for an unknown one or one of the other arity.
   OpSpec op_spec() const;
 };
 
-/// OP PATTERN [REDUCTION] NAME=LEN...: `rest` is what follows the pattern. A REDUCTION
-/// (the first of `rest` without '=') is allowed only for reduce, where it defaults to sum.
-ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest);
+/// OP PATTERN [REDUCTION | FUNCTION] NAME=LEN...: `rest` is what follows the pattern. A
+/// REDUCTION (the first of `rest` without '=') is allowed only for reduce, where it
+/// defaults to sum; map needs a FUNCTION there. `correction` (-1: not given) is allowed
+/// only for reduce var and std.
+ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
+                         std::int64_t correction = -1, double eps = -1);
 
-/// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN" or "reduce|PATTERN|REDUCTION|NAME=LEN,...".
+/// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN", "reduce|PATTERN|REDUCTION|NAME=LEN,..." or
+/// "map|PATTERN|FUNCTION|NAME=LEN,...".
 ExprSpec parse_expr_text(const std::string& text);
+
+/// A map's IN.npy [IN2.npy] [NAME=LEN...] arguments: NAME=LEN where the argument is an
+/// identifier, '=' and digits, a file otherwise.
+struct MapArgs {
+  std::vector<std::string> files;
+  AxisLengths lengths;
+};
+MapArgs split_map_args(const std::vector<std::string>& args);
 
 /// dtype_from_name, which lists the valid names when it throws DTypeError.
 DType parse_dtype(const std::string& text);
@@ -61,6 +77,11 @@ void check_output_path(const std::string& path);
 ast::Program read_program_file(const std::string& path);
 
 /// The ops cost, explain, bench and roofline know, as messages list them.
-inline constexpr std::string_view expr_ops = "einsum, rearrange, reduce or repeat";
+inline constexpr std::string_view expr_ops =
+    "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm or rms_norm";
+/// softmax, log_softmax, layer_norm, rms_norm: the ops that take a bracketed pattern.
+bool is_normalization(std::string_view op);
+/// --eps when given (>= 0), else the normalization's default (layer_norm 1e-5, rms_norm 1e-6).
+double eps_or_default(Normalization kind, double eps);
 
 }  // namespace einexpr::cli

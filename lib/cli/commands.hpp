@@ -3,7 +3,7 @@
 // and returning the exit status. They throw UsageError (exit 2) for malformed arguments
 // and einexpr::Error (exit 1) for everything the library rejects; main() maps both.
 //
-//   commands_run.cpp    rearrange, reduce, repeat, einsum: .npy in, .npy out
+//   commands_run.cpp    rearrange, reduce, repeat, einsum, map: .npy in, .npy out
 //   commands_cost.cpp   cost, explain, check: from the pattern and sizes alone
 //   commands_bench.cpp  bench, roofline, devices: timings and the device table
 //   commands_program.cpp, commands_program_run.cpp  program check, cost, run: model files
@@ -21,13 +21,16 @@ struct RunOptions {
 /// set_num_threads(threads) when threads > 0.
 void apply_threads(const RunOptions& run);
 
-/// rearrange / reduce / repeat / einsum on .npy files.
+/// rearrange / reduce / repeat / einsum / map on .npy files.
 struct OpArgs {
   std::string op;
   std::string pattern;
   std::string reduction;             // reduce only
+  std::int64_t correction = -1;      // reduce var / std: --correction (-1: not given, 1)
+  std::string function;              // map only
+  double eps = -1;                   // layer_norm / rms_norm: --eps (-1: not given, the default)
   std::string input;                 // rearrange / reduce / repeat: the input .npy path
-  std::vector<std::string> inputs;   // einsum: one .npy path per operand
+  std::vector<std::string> inputs;   // einsum: one .npy path per operand; map: IN.npy [IN2.npy] [NAME=LEN...]
   std::vector<std::string> lengths;  // NAME=LEN
   std::string output;                // .npy path, written only when everything succeeded
   bool bf16_u2 = false;              // read and write bf16 as '<u2'
@@ -35,12 +38,14 @@ struct OpArgs {
 };
 int run_op(const OpArgs& args);
 
-/// An expression given by sizes: OP PATTERN [REDUCTION] NAME=LEN...
+/// An expression given by sizes: OP PATTERN [REDUCTION | FUNCTION] NAME=LEN...
 struct ExprArgs {
   std::string op;
   std::string pattern;
-  std::vector<std::string> rest;  // [REDUCTION] NAME=LEN...
+  std::vector<std::string> rest;  // [REDUCTION | FUNCTION] NAME=LEN...
   std::string dtype = "f32";
+  std::int64_t correction = -1;   // reduce var / std: --correction (-1: not given, 1)
+  double eps = -1;                // layer_norm / rms_norm: --eps (-1: not given, the default)
 };
 
 struct CostArgs {
@@ -82,6 +87,8 @@ int roofline_command(const RooflineArgs& args);
 
 struct DevicesArgs {
   bool json = false;
+  bool calibrate = false;  // measure the 'cpu' device again (and cache it)
+  RunOptions run;          // --threads: the 'cpu' entry is measured and cached per thread count
 };
 int devices_command(const DevicesArgs& args);
 

@@ -59,7 +59,8 @@ struct Progress {
 
 void print_bench_table(const ExprSpec& e, const RunReport& r, const Roofline& bound, Device device, bool view) {
   const Measurement& m = r.time;
-  std::cout << e.op << " '" << e.pattern << "' (" << name(r.cost.dtype) << ")  " << lengths_text(e.sizes) << "  on "
+  std::cout << e.op << " '" << e.pattern << "'" << (e.op == "map" ? " " + e.function : "") << " ("
+            << name(r.cost.dtype) << ")  " << lengths_text(e.sizes) << "  on "
             << device.str() << ", " << r.threads << " thread" << (r.threads == 1 ? "" : "s") << "\n";
   Table t({}, "lrll");
   add_quantity(t, "median", seconds(m.median_s),
@@ -80,6 +81,7 @@ void print_bench_json(const ExprSpec& e, const RunReport& r, const Roofline& bou
   const Measurement& m = r.time;
   JsonWriter j(std::cout);
   j.begin_object().field("op", e.op).field("pattern", e.pattern).field("dtype", name(r.cost.dtype));
+  if (e.op == "map") j.field("function", e.function);
   j.field("device", device.str()).field("spec", r.device).field("threads", r.threads);
   j.field("warmup", m.warmup).field("repeats", m.repeats);
   j.field("median_s", m.median_s).field("min_s", m.min_s).field("max_s", m.max_s).field("mean_s", m.mean_s);
@@ -110,7 +112,8 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 }  // namespace
 
 int bench_command(const BenchArgs& args) {
-  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
+                                     args.expr.eps);
   const Copy copy = parse_copy(args.copy, e.op);
   const DType dtype = parse_dtype(args.expr.dtype);
   const Device device = parse_run_device(args.run.device);
@@ -164,6 +167,13 @@ int roofline_command(const RooflineArgs& args) {
 }
 
 int devices_command(const DevicesArgs& args) {
+  apply_threads(args.run);
+  if (args.calibrate) {
+    const CpuCalibration c = calibrate_cpu();
+    std::cerr << "measured the cpu: " << c.cpu_model << ", " << c.threads << " thread(s), " << c.isa << "; "
+              << (c.cache_path.empty() ? "not cached (no writable cache directory)" : "cached in " + c.cache_path)
+              << '\n';
+  }
   const std::vector<DeviceSpec> devices = device_specs();
   if (args.json) {
     JsonWriter j(std::cout);

@@ -16,6 +16,9 @@ namespace {
 std::string title(const ExprSpec& e, DType dtype) {
   std::string t = e.op + " '" + e.pattern + "'";
   if (e.op == "reduce") t += std::string(" ") + name(e.reduction);
+  if (e.reduction == Reduction::var || e.reduction == Reduction::std)
+    t += " correction " + std::to_string(e.correction);
+  if (e.op == "map") t += " " + e.function;
   return t + " (" + std::string(name(dtype)) + ")  " + lengths_text(e.sizes) + "\n";
 }
 
@@ -83,7 +86,8 @@ Op parse_op(const std::string& text) {
 }  // namespace
 
 int cost_command(const CostArgs& args) {
-  const ExprSpec expr = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest);
+  const ExprSpec expr =
+      parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction, args.expr.eps);
   const DType dtype = parse_dtype(args.expr.dtype);
   const CostReport r = make_report(expr, dtype, find_device(args.device));
   if (args.json) {
@@ -96,7 +100,7 @@ int cost_command(const CostArgs& args) {
 }
 
 int explain_command(const ExprArgs& args) {
-  const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest);
+  const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps);
   write_explain(std::cout, expr, parse_dtype(args.dtype));
   return 0;
 }

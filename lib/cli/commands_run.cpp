@@ -1,4 +1,5 @@
-// rearrange, reduce, repeat, einsum: .npy files in, one .npy file out. Every argument is
+// rearrange, reduce, repeat, einsum, map, softmax, log_softmax, layer_norm, rms_norm: .npy
+// files in, one .npy file out. Every argument is
 // checked and the result computed before anything is written; write_npy then writes a
 // temporary beside the output and renames it, so a failed run leaves no file behind and
 // an existing output unchanged.
@@ -11,12 +12,10 @@ namespace einexpr::cli {
 
 namespace {
 
-std::vector<Tensor> read_inputs(const OpArgs& args, Device device) {
+std::vector<Tensor> read_inputs(const OpArgs& args, const std::vector<std::string>& paths, Device device) {
   NpyReadOptions options;
   options.u2_as_bf16 = args.bf16_u2;
   std::vector<Tensor> inputs;
-  std::vector<std::string> paths = args.inputs;
-  if (!args.input.empty()) paths.insert(paths.begin(), args.input);
   for (const std::string& path : paths) {
     try {
       inputs.push_back(read_npy(path, options).to(device));
@@ -31,9 +30,30 @@ std::vector<Tensor> read_inputs(const OpArgs& args, Device device) {
 
 Tensor compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths) {
   if (args.op == "rearrange") return rearrange(in[0], args.pattern, lengths);
-  if (args.op == "reduce") return reduce(in[0], args.pattern, parse_reduction(args.reduction), lengths);
+  if (args.op == "reduce")
+    return reduce(in[0], args.pattern, parse_reduction(args.reduction), lengths,
+                  args.correction < 0 ? 1 : args.correction);
   if (args.op == "repeat") return repeat(in[0], args.pattern, lengths);
+  if (args.op == "map") {
+    if (in.size() == 1) return map(in[0], args.pattern, args.function, lengths);
+    if (!lengths.empty()) throw Error("map: NAME=LEN lengths are taken by unary maps only");
+    return map(in[0], in[1], args.pattern, args.function);
+  }
+  if (is_normalization(args.op)) {
+    const Normalization kind = parse_normalization(args.op);
+    return normalize(in[0], args.pattern, kind, eps_or_default(kind, args.eps), lengths);
+  }
   return einsum(in, args.pattern, lengths);
+}
+
+/// Checks the function and the reduction's options before any I/O (exit 1 / 2 early).
+void check_names(const OpArgs& args, std::size_t files) {
+  if (args.op == "reduce") {
+    const Reduction r = parse_reduction(args.reduction);
+    if (args.correction >= 0 && r != Reduction::var && r != Reduction::std)
+      throw UsageError("--correction applies to reduce var and std only");
+  }
+  if (args.op == "map") parse_map_function(args.function, files);
 }
 
 }  // namespace
@@ -43,12 +63,21 @@ void apply_threads(const RunOptions& run) {
 }
 
 int run_op(const OpArgs& args) {
-  const AxisLengths lengths = parse_lengths(args.lengths);
-  if (args.op == "reduce") parse_reduction(args.reduction);  // unknown: exit 1 before any I/O
+  std::vector<std::string> paths = args.inputs;
+  AxisLengths lengths;
+  if (args.op == "map") {
+    MapArgs m = split_map_args(args.inputs);
+    paths = std::move(m.files);
+    lengths = std::move(m.lengths);
+  } else {
+    lengths = parse_lengths(args.lengths);
+    if (!args.input.empty()) paths.insert(paths.begin(), args.input);
+  }
+  check_names(args, paths.size());
   const Device device = parse_run_device(args.run.device);
   apply_threads(args.run);
   check_output_path(args.output);
-  const std::vector<Tensor> inputs = read_inputs(args, device);
+  const std::vector<Tensor> inputs = read_inputs(args, paths, device);
   const Tensor result = compute(args, inputs, lengths).to(Device::cpu());
   NpyWriteOptions options;
   options.bf16_as_u2 = args.bf16_u2;

@@ -65,6 +65,9 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
   JsonWriter j(os);
   j.begin_object().field("op", r.expr.op).field("pattern", r.expr.pattern).field("dtype", name(c.dtype));
   if (r.expr.op == "reduce") j.field("reduction", name(r.expr.reduction));
+  if (r.expr.reduction == Reduction::var || r.expr.reduction == Reduction::std)
+    j.field("correction", r.expr.correction);
+  if (r.expr.op == "map") j.field("function", r.expr.function);
   j.key("sizes").begin_object();
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
   j.end_object();

@@ -120,3 +120,55 @@ TEST_CASE("devices lists the table and --json is a device file") {
   CHECK(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("mygpu (f32): 1 TFLOP/s, 100 GB/s"));
 }
+
+TEST_CASE("devices --calibrate measures the cpu into $XDG_CACHE_HOME and the table uses it") {
+  Sandbox box;
+  const std::map<std::string, std::string> env = {{"XDG_CACHE_HOME", box.path("cache")}, {"EINEXPR_CPU_DEVICE", ""}};
+  test::CliResult r = box.run({"devices", "--calibrate", "--json", "--threads", "1"}, env);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("measured the cpu: ") && Catch::Contains("cached in " + box.path("cache")));
+  const auto is_cpu = [](const nlohmann::json& d) { return d["name"] == "cpu"; };
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto cpu = std::find_if(j.begin(), j.end(), is_cpu);
+  REQUIRE(cpu != j.end());
+  CHECK_THAT((*cpu)["source"].get<std::string>(), Catch::Contains("Measured by einexpr"));
+  const double f32 = (*cpu)["peak_flops"]["f32"].get<double>();
+  CHECK(f32 > 0);
+  CHECK((*cpu)["peak_flops"]["bf16"].get<double>() == f32);
+  // the cache is read back by the next run (no --calibrate): the same numbers
+  r = box.run({"devices", "--json", "--threads", "1"}, env);
+  REQUIRE(r.status == 0);
+  const nlohmann::json again = nlohmann::json::parse(r.out);
+  const auto cpu2 = std::find_if(again.begin(), again.end(), is_cpu);
+  REQUIRE(cpu2 != again.end());
+  CHECK((*cpu2)["peak_flops"] == (*cpu)["peak_flops"]);
+  CHECK((*cpu2)["bandwidth"] == (*cpu)["bandwidth"]);
+}
+
+TEST_CASE("bench map and bench reduce var report the same fields as the other bench commands") {
+  Sandbox box;
+  const std::vector<std::vector<std::string>> rows = {
+      {"bench", "map", "b s h -> b s h", "gelu", "b=4", "s=8", "h=16"},
+      {"bench", "map", "b s h, h -> b s h", "add", "b=4", "s=8", "h=16"},
+      {"bench", "reduce", "b s h -> b h", "var", "b=4", "s=8", "h=16", "--correction", "0"}};
+  for (std::vector<std::string> args : rows) {
+    CAPTURE(args);
+    args.insert(args.end(), {"--json", "--repeats", "1", "--warmup", "0", "--min-time", "0"});
+    const test::CliResult r = box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    for (const char* key : {"median_s", "min_s", "max_s", "repeats", "flops", "bytes", "flops_per_s", "bytes_per_s",
+                            "mfu", "threads", "device", "spec", "dtype", "roofline_time_s", "bound", "output_is_view"})
+      CHECK(j.contains(key));
+    CHECK(j["op"] == args[1]);
+  }
+  const nlohmann::json gelu = nlohmann::json::parse(
+      box.run({"bench", "map", "b s h -> b s h", "gelu", "b=4", "s=8", "h=16", "--json", "--repeats", "1", "--warmup",
+               "0", "--min-time", "0"})
+          .out);
+  CHECK(gelu["function"] == "gelu");
+  CHECK(gelu["flops"] == 20 * 4 * 8 * 16);
+  CHECK(gelu["bytes"] == 2 * 4 * 4 * 8 * 16);
+}

@@ -130,6 +130,51 @@ TEST_CASE("cost --json: bf16 on h100, reductions, --backward") {
   }
 }
 
+TEST_CASE("cost --json: maps with a pattern, var with a correction, and explain for both") {
+  Sandbox box;
+  nlohmann::json j = cost_json(box, {"map", "b s h -> b s h", "gelu", "b=64", "s=1024", "h=1024"});
+  const Cost gelu = cost_map("b s h -> b s h", UnaryOp::gelu, {{"b", 64}, {"s", 1024}, {"h", 1024}});
+  CHECK(j["op"] == "map");
+  CHECK(j["function"] == "gelu");
+  CHECK(j["flops"].get<std::uint64_t>() == u64(gelu.flops));
+  CHECK(j["flops"].get<std::uint64_t>() == 20ull * 64 * 1024 * 1024);
+  CHECK(j["bytes_read"].get<std::uint64_t>() == 4ull * 64 * 1024 * 1024);
+  j = cost_json(box, {"map", "b s h, h -> b s h", "mul", "b=2", "s=3", "h=4", "--backward"});
+  CHECK(j["flops"] == 2 * 3 * 4);
+  CHECK(j["backward"].size() == 2);
+  j = cost_json(box, {"reduce", "b s h -> b h", "var", "b=2", "s=3", "h=4", "--correction", "0"});
+  CHECK(j["reduction"] == "var");
+  CHECK(j["correction"] == 0);
+  CHECK(j["flops"] == 4 * 2 * 3 * 4);
+  test::CliResult r = box.run({"explain", "reduce", "b s h -> b h", "std", "b=2", "s=3", "h=4", "--correction", "2"});
+  INFO(r);
+  CHECK_THAT(r.out, Catch::Contains("reduce.std(correction=2)"));
+  r = box.run({"explain", "map", "b s (h d) -> b h s d", "exp", "b=2", "s=3", "h=4", "d=5"});
+  CHECK_THAT(r.out, Catch::Contains("map.exp") && Catch::Contains("[b=2, h=4, s=3, d=5]"));
+}
+
+TEST_CASE("cost --json and explain: normalizations along bracketed axes, --eps") {
+  Sandbox box;
+  const AxisLengths sizes = {{"b", 8}, {"h", 12}, {"q", 128}, {"k", 128}};
+  nlohmann::json j = cost_json(box, {"softmax", "b h q [k]", "b=8", "h=12", "q=128", "k=128", "--backward"});
+  const Cost c = cost_normalize("b h q [k]", Normalization::softmax, sizes);
+  CHECK(j["op"] == "softmax");
+  CHECK(j["flops"].get<std::uint64_t>() == u64(c.flops));
+  CHECK(j["flops"].get<std::uint64_t>() == 5ull * 8 * 12 * 128 * 128 + 8 * 12 * 128);
+  CHECK(j["backward"].size() == 1);
+  j = cost_json(box, {"layer_norm", "b s [d]", "b=2", "s=3", "d=4", "--eps", "0.5"});
+  CHECK(j["flops"] == 5 * 2 * 3 * 4 + 3 * 2 * 3);
+  test::CliResult r = box.run({"explain", "rms_norm", "b s [d]", "b=2", "s=3", "d=4", "--eps", "0.5"});
+  INFO(r);
+  CHECK_THAT(r.out, Catch::Contains("rms_norm(eps=0.5) %0 along [d]"));
+  r = box.run({"cost", "softmax", "b s [d]", "b=2", "s=3", "d=4", "--eps", "0.5"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--eps applies to layer_norm and rms_norm only"));
+  r = box.run({"cost", "softmax", "b s d", "b=2", "s=3", "d=4"});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("no brackets") && Catch::Contains("^"));
+}
+
 TEST_CASE("cost --json writes counts beyond 2^64 as exact integer literals") {
   Sandbox box;
   // 2·2^22·2^22·2^22 = 2^67 FLOPs

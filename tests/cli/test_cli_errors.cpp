@@ -78,6 +78,16 @@ TEST_CASE("rejected runs exit 1 with the reason and write nothing") {
       {{"check", "a b -> b a b"}, 1, {"^"}},
       {{"roofline", "out.svg", "einsum|a b -> b c|a=1,b=2"}, 1, {"^"}},
       {{"roofline", "nodir/out.svg", "einsum|a b -> b a|a=1,b=2"}, 1, {"directory nodir does not exist"}},
+      // map and the new reductions
+      {{"map", "a b -> b a", "gelux", "x.npy", "-o", "out.npy"}, 1, {"unknown function 'gelux'", "gelu_erf", "add"}},
+      {{"map", "a b, b -> a b", "gelu", "x.npy", "x.npy", "-o", "out.npy"}, 1, {"'gelu' takes one operand, but 2"}},
+      {{"map", "a b -> a", "exp", "x.npy", "-o", "old.npy"}, 1, {"axis 'b' of input 1 is not in the output", "^"}},
+      {{"map", "a b, b -> a b", "add", "x.npy", "-o", "out.npy"}, 1, {"'add' takes two operands, but 1 is given"}},
+      {{"map", "a b, b -> a b", "gelu", "x.npy", "-o", "out.npy"}, 1, {"takes 1 operand, got 2 in the pattern and 1 tensor"}},
+      {{"map", "(a c) b -> a c b", "exp", "x.npy", "-o", "out.npy", "a=2"}, 1, {"not divisible by 2"}},
+      {{"reduce", "a b -> a", "var", "old.npy", "-o", "out.npy"}, 1, {"old.npy"}},
+      {{"cost", "map", "a b -> b a", "frob", "a=1", "b=2"}, 1, {"unknown function 'frob'"}},
+      {{"cost", "map", "a b -> b a", "add", "a=1", "b=2"}, 1, {"'add' takes two operands, but 1 is given"}},
   };
   for (const ErrorRow& row : rows) check_error(row);
 }
@@ -110,6 +120,13 @@ TEST_CASE("malformed command lines exit 2 with one line") {
       {{"roofline", "out.svg", "einsum|a b -> b a|a=1|b=2"}, 2, {"bad EXPR"}},
       {{"roofline", "out.svg", "einsum|a b -> b a|a=1,b"}, 2, {"bad EXPR", "expected NAME=LEN, got 'b'"}},
       {{"devices", "extra"}, 2, {"extra"}},
+      {{"map", "a b -> b a"}, 2, {"FUNCTION is required"}},
+      {{"map", "a b -> b a", "exp", "x.npy"}, 2, {"--output is required"}},
+      {{"map", "a b -> b a", "exp", "x.npy", "x.npy", "x.npy", "-o", "out.npy"}, 2, {"one input file", "not 3"}},
+      {{"cost", "map", "a b -> b a", "a=1", "b=2"}, 2, {"map takes a FUNCTION"}},
+      {{"cost", "reduce", "a b -> a", "sum", "a=1", "b=2", "--correction", "0"}, 2, {"--correction applies to"}},
+      {{"reduce", "a b -> a", "mean", "x.npy", "-o", "out.npy", "--correction", "0"}, 2, {"--correction applies"}},
+      {{"cost", "reduce", "a b -> a", "var", "a=1", "b=2", "--correction", "-1"}, 2, {"--correction"}},
   };
   for (const ErrorRow& row : rows) check_error(row);
 }

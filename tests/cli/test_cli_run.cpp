@@ -1,4 +1,4 @@
-// rearrange, reduce, repeat, einsum through the tool: inputs written with write_npy, the
+// rearrange, reduce, repeat, einsum, map through the tool: inputs written with write_npy, the
 // output read back and compared byte for byte with what the C++ API computes on the same
 // inputs (same dtype, shape and values: exactly np.save's bytes).
 #include <catch2/catch.hpp>
@@ -20,7 +20,7 @@ struct RunRow {
 
 }  // namespace
 
-TEST_CASE("rearrange, reduce, repeat and einsum write what the C++ API computes") {
+TEST_CASE("rearrange, reduce, repeat, einsum, map and the normalizations write what the C++ API computes") {
   const std::vector<RunRow> rows = {
       {{"rearrange", "c h w -> c w h", "x.npy"},
        {{3, 4, 5}},
@@ -68,6 +68,46 @@ TEST_CASE("rearrange, reduce, repeat and einsum write what the C++ API computes"
        {{3, 4}, {4, 5}, {5, 2}},
        DType::f32,
        [](const auto& in) { return einsum(std::span<const Tensor>(in), "a b, b c, c d -> a d"); }},
+      {{"reduce", "b s h -> b h", "var", "x.npy"},
+       {{2, 5, 3}},
+       DType::f32,
+       [](const auto& in) { return reduce(in[0], "b s h -> b h", "var"); }},
+      {{"reduce", "b s h -> b h", "std", "x.npy", "--correction", "0"},
+       {{2, 5, 3}},
+       DType::f64,
+       [](const auto& in) { return reduce(in[0], "b s h -> b h", "std", {}, 0); }},
+      {{"reduce", "b s h -> b", "logsumexp", "x.npy"},
+       {{2, 5, 3}},
+       DType::bf16,
+       [](const auto& in) { return reduce(in[0], "b s h -> b", "logsumexp"); }},
+      {{"map", "b s h -> b s h", "gelu", "x.npy"},
+       {{2, 5, 3}},
+       DType::f32,
+       [](const auto& in) { return map(in[0], "b s h -> b s h", "gelu"); }},
+      {{"map", "b s (h d) -> b h s d", "gelu_erf", "x.npy", "h=2"},
+       {{2, 5, 6}},
+       DType::f64,
+       [](const auto& in) { return map(in[0], "b s (h d) -> b h s d", "gelu_erf", {{"h", 2}}); }},
+      {{"map", "b s h, h -> b s h", "add", "x.npy", "w.npy"},
+       {{2, 5, 3}, {3}},
+       DType::f32,
+       [](const auto& in) { return map(in[0], in[1], "b s h, h -> b s h", "add"); }},
+      {{"softmax", "b h q [k]", "x.npy"},
+       {{2, 3, 4, 5}},
+       DType::f32,
+       [](const auto& in) { return softmax(in[0], "b h q [k]"); }},
+      {{"log_softmax", "[b] s", "x.npy"},
+       {{4, 3}},
+       DType::f64,
+       [](const auto& in) { return log_softmax(in[0], "[b] s"); }},
+      {{"layer_norm", "b s [d]", "x.npy", "--eps", "0.01"},
+       {{2, 5, 6}},
+       DType::bf16,
+       [](const auto& in) { return layer_norm(in[0], "b s [d]", 0.01); }},
+      {{"rms_norm", "b [(h d)]", "x.npy", "h=2"},
+       {{3, 8}},
+       DType::f32,
+       [](const auto& in) { return rms_norm(in[0], "b [(h d)]", 1e-6, {{"h", 2}}); }},
   };
   const std::vector<std::string> names = {"x.npy", "w.npy", "v.npy"};
   for (const RunRow& row : rows) {

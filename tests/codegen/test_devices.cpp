@@ -1,9 +1,17 @@
-// The device table: lookups, the JSON file format (good and bad files), $EINEXPR_DEVICES.
+// The device table: lookups, the JSON file format (good and bad files), $EINEXPR_DEVICES,
+// and the 'cpu' device measured, cached, read back and measured again (in a scratch
+// $XDG_CACHE_HOME; ctest gives every other test a fixed entry through $EINEXPR_CPU_DEVICE).
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/threads.hpp"
 #include "scratch_dir.hpp"
 
 using namespace einexpr;
@@ -47,9 +55,9 @@ TEST_CASE("device lookup is case-insensitive and names the known devices on a mi
   CHECK_THROWS_WITH(find_device("h100").peak_for(DType::i32), Catch::Contains("for i32"));
 }
 
-TEST_CASE("codegen/cost/devices.json is the built-in table as a file", "[devices]") {
+TEST_CASE("codegen/cost/devices.json is the built-in table of GPUs as a file", "[devices]") {
   const std::vector<DeviceSpec> file = read_device_file(EINEXPR_CODEGEN_DIR "/devices.json");
-  REQUIRE(file.size() == 6);
+  REQUIRE(file.size() == 5);
   for (const DeviceSpec& d : file) {
     CAPTURE(d.name);
     const DeviceSpec& builtin = find_device(d.name);
@@ -122,4 +130,112 @@ TEST_CASE("bad device files are errors naming the file and the problem", "[devic
   }
   const std::string missing = (dir.path() / "missing.json").string();
   CHECK_THROWS_WITH(load_device_file(missing), Catch::Contains(missing) && Catch::Contains("cannot be opened"));
+}
+
+namespace {
+
+/// Sets an environment variable for a scope (nullptr unsets it), then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("the cpu device is measured once, cached, read back, and measured again when asked", "[devices][cpu]") {
+  const std::string fixture = std::getenv("EINEXPR_CPU_DEVICE") ? std::getenv("EINEXPR_CPU_DEVICE") : "";
+  const testing_support::ScratchDir dir;
+  const ScopedEnv cache("XDG_CACHE_HOME", dir.path().c_str());
+  const ScopedEnv fixed("EINEXPR_CPU_DEVICE", nullptr);
+  const std::string path = dir / "einexpr/cpu_device.json";
+  CHECK(cpu_cache_path() == path);
+
+  const CpuCalibration first = cpu_calibration();
+  CHECK(first.measured);
+  CHECK(first.cache_path == path);
+  CHECK(std::filesystem::exists(path));
+  CHECK_FALSE(first.cpu_model.empty());
+  CHECK(first.threads == num_threads());
+  CHECK_THAT(first.device.description, Catch::Contains(first.cpu_model));
+  CHECK_THAT(first.device.source, Catch::Contains("Measured by einexpr") && Catch::Contains(first.isa));
+  for (const char* key : {"f64", "f32", "bf16", "f16", "fp8"}) CHECK(first.device.peak_flops.at(key) > 0);
+  CHECK(first.device.peak_flops.at("bf16") == first.device.peak_flops.at("f32"));
+  CHECK(first.device.bandwidth > 0);
+
+  const CpuCalibration cached = cpu_calibration();
+  CHECK_FALSE(cached.measured);
+  CHECK(cached.device.peak_flops == first.device.peak_flops);
+  CHECK(cached.device.bandwidth == first.device.bandwidth);
+  CHECK(cached.device.source == first.device.source);
+
+  struct Row {
+    const char* what;
+    std::string text;
+  };
+  std::string other_cpu = slurp(path), few_threads = other_cpu, zero = other_cpu;
+  other_cpu.replace(other_cpu.find(first.cpu_model), first.cpu_model.size(), "another CPU");
+  few_threads = std::regex_replace(few_threads, std::regex(R"("threads": [0-9]+)"), R"("threads": 999)");
+  REQUIRE(few_threads.find("\"threads\": 999") != std::string::npos);
+  const Row rows[] = {{"not JSON", "{\"version\": 1, \"dev"},
+                      {"not an object", "[1, 2]"},
+                      {"another CPU", other_cpu},
+                      {"another thread count", few_threads},
+                      {"a device without peaks", R"({"version": 1, "device": {}})"},
+                      {"empty", ""}};
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    dir.write("einexpr/cpu_device.json", r.text);
+    const CpuCalibration again = cpu_calibration();
+    CHECK(again.measured);
+    CHECK(again.device.bandwidth > 0);
+    CHECK_FALSE(cpu_calibration().measured);  // and the cache is good again
+  }
+
+  const CpuCalibration redone = calibrate_cpu();
+  CHECK(redone.measured);
+  CHECK(find_device("cpu").bandwidth == redone.device.bandwidth);
+  CHECK(find_device("cpu").peak_flops == redone.device.peak_flops);
+  if (!fixture.empty()) load_device_file(fixture);  // the table's cpu entry as the other tests expect it
+}
+
+TEST_CASE("the cpu device: $EINEXPR_CPU_DEVICE fixes it, and where the cache lives", "[devices][cpu]") {
+  const testing_support::ScratchDir dir;
+  const ScopedEnv cache("XDG_CACHE_HOME", (dir / "xdg").c_str());
+  const std::string file = dir.write("fixed.json", R"([{"name": "cpu", "description": "fixed", "peak_flops": {"f32": 7e9},
+                                                        "bandwidth": 3e9, "source": "a test"}])");
+  {
+    const ScopedEnv fixed("EINEXPR_CPU_DEVICE", file.c_str());
+    const CpuCalibration c = cpu_calibration();
+    CHECK_FALSE(c.measured);
+    CHECK(c.device.peak_flops.at("f32") == 7e9);
+    CHECK(c.device.description == "fixed");
+    CHECK_FALSE(std::filesystem::exists(dir / "xdg"));  // nothing measured, nothing cached
+    const ScopedEnv bad("EINEXPR_CPU_DEVICE", (dir / "missing.json").c_str());
+    CHECK_THROWS_WITH(cpu_calibration(), Catch::Contains("missing.json") && Catch::Contains("cannot be opened"));
+  }
+  {
+    const ScopedEnv home("HOME", dir.path().c_str());
+    const ScopedEnv relative("XDG_CACHE_HOME", "relative/dir");  // not absolute: ignored, as XDG says
+    CHECK(cpu_cache_path() == dir / ".cache/einexpr/cpu_device.json");
+    const ScopedEnv none("XDG_CACHE_HOME", nullptr);
+    CHECK(cpu_cache_path() == dir / ".cache/einexpr/cpu_device.json");
+    const ScopedEnv no_home("HOME", nullptr);
+    CHECK(cpu_cache_path().empty());
+  }
 }

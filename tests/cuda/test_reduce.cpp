@@ -34,6 +34,7 @@ std::vector<double> reference(const Tensor& x, const std::vector<int>& axes, Red
   if (op == Reduction::max) init = -std::numeric_limits<double>::infinity();
   if (op == Reduction::min) init = std::numeric_limits<double>::infinity();
   std::vector<double> acc(static_cast<std::size_t>(outputs), init);
+  std::vector<std::vector<double>> members(static_cast<std::size_t>(outputs));  // var, std, logsumexp
   const std::vector<double> v = x.to_vector<double>();
   if (!v.empty()) {
     std::vector<std::int64_t> index(shape.size(), 0);
@@ -51,11 +52,29 @@ std::vector<double> reference(const Tensor& x, const std::vector<int>& axes, Red
         case Reduction::min: a = std::min(a, e); break;
         case Reduction::any: a = (a != 0 || e != 0) ? 1 : 0; break;
         case Reduction::all: a = (a != 0 && e != 0) ? 1 : 0; break;
+        case Reduction::var: case Reduction::std: case Reduction::logsumexp:
+          members[static_cast<std::size_t>(linear(out_index, out_shape))].push_back(e);
+          break;
       }
     } while (next_index(index, shape));
   }
   if (op == Reduction::mean)
     for (double& a : acc) a = count == 0 ? std::numeric_limits<double>::quiet_NaN() : a / static_cast<double>(count);
+  for (std::size_t o = 0; o < members.size(); ++o) {
+    const std::vector<double>& m = members[o];
+    if (op == Reduction::logsumexp) {  // max-subtracted
+      const double mx = m.empty() ? -std::numeric_limits<double>::infinity() : *std::max_element(m.begin(), m.end());
+      double s = 0;
+      for (double e : m) s += std::exp(e - mx);
+      acc[o] = m.empty() ? mx : mx + std::log(s);
+    } else if (op == Reduction::var || op == Reduction::std) {  // correction 1 (ReduceStep's default)
+      double mean = 0, ss = 0;
+      for (double e : m) mean += e / static_cast<double>(m.size());
+      for (double e : m) ss += (e - mean) * (e - mean);
+      acc[o] = ss / static_cast<double>(std::max<std::int64_t>(0, static_cast<std::int64_t>(m.size()) - 1));
+      if (op == Reduction::std) acc[o] = std::sqrt(acc[o]);
+    }
+  }
   return acc;
 }
 
@@ -125,6 +144,15 @@ TEST_CASE("products, and reductions of nothing", "[cuda][reduce]") {
     check_reduce({3, 4}, {}, {}, Reduction::sum, d);     // no axes: a copy
   }
   check_reduce({8, 5}, {}, {1}, Reduction::prod, DType::i64);
+}
+
+TEST_CASE("var, std and logsumexp: inner and outer kernels, strided inputs", "[cuda][reduce]") {
+  for (Reduction op : {Reduction::var, Reduction::std, Reduction::logsumexp})
+    for (DType d : {DType::f32, DType::f64, DType::bf16}) {
+      check_reduce({64, 1000}, {}, {1}, op, d);     // inner: one warp per output
+      check_reduce({4, 300, 64}, {}, {1}, op, d);   // outer: one thread per output
+      check_reduce({40, 60}, {1, 40}, {1}, op, d);  // a transposed input
+    }
 }
 
 TEST_CASE("any and all on bool", "[cuda][reduce]") {

@@ -177,7 +177,30 @@ Result repeat(const Tensor& x, const std::string& pattern, const AxisLengths& le
   return r;
 }
 
-Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, const AxisLengths& lengths) {
+namespace {
+
+/// var / std (two passes over the values) and logsumexp (max-subtracted), in double.
+double statistic(Reduction reduction, const std::vector<double>& v, std::int64_t correction) {
+  if (reduction == Reduction::logsumexp) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (double x : v) m = std::isnan(x) || std::isnan(m) ? std::numeric_limits<double>::quiet_NaN() : std::max(m, x);
+    if (!std::isfinite(m)) return m;
+    double sum = 0;
+    for (double x : v) sum += std::exp(x - m);
+    return m + std::log(sum);
+  }
+  double mean = 0, m2 = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  for (double x : v) m2 += (x - mean) * (x - mean);
+  const double var = m2 / static_cast<double>(std::max<std::int64_t>(0, static_cast<std::int64_t>(v.size()) - correction));
+  return reduction == Reduction::std ? std::sqrt(var) : var;
+}
+
+}  // namespace
+
+Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, const AxisLengths& lengths,
+              std::int64_t correction) {
   Single s = resolve_single(x, pattern, lengths);
   Result r{shape_of(s.right, s.lens), {}};
   const std::vector<double> in = values_of(x);
@@ -188,6 +211,7 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   if (reduction == Reduction::min) init = std::numeric_limits<double>::infinity();
   r.values.assign(n, init);
   std::vector<std::int64_t> count(n, 0);
+  std::vector<std::vector<double>> members(n);  // var, std, logsumexp: every value of each output
   // Integers sum and multiply in int64 and wrap on overflow, as numpy does.
   const bool integer = is_integer(x.dtype());
   std::vector<std::uint64_t> iacc(n, reduction == Reduction::prod ? 1 : 0);
@@ -209,13 +233,52 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
       case Reduction::min: acc = std::min(acc, v); break;
       case Reduction::any: acc = (acc != 0 || v != 0) ? 1 : 0; break;
       case Reduction::all: acc = (acc != 0 && v != 0) ? 1 : 0; break;
+      case Reduction::var: case Reduction::std: case Reduction::logsumexp: members[o].push_back(v); break;
     }
     ++count[o];
   });
+  if (reduction == Reduction::var || reduction == Reduction::std || reduction == Reduction::logsumexp)
+    for (std::size_t i = 0; i < n; ++i) r.values[i] = statistic(reduction, members[i], correction);
   if (reduction == Reduction::mean)
     for (std::size_t i = 0; i < n; ++i) r.values[i] /= static_cast<double>(count[i]);
   if (integer && (reduction == Reduction::sum || reduction == Reduction::prod))
     for (std::size_t i = 0; i < n; ++i) r.values[i] = static_cast<double>(static_cast<std::int64_t>(iacc[i]));
+  return r;
+}
+
+Result normalize(const Tensor& x, const std::string& dims, const std::string& kept, Normalization kind, double eps,
+                 const AxisLengths& lengths) {
+  Single s = resolve_single(x, dims + " -> " + kept, lengths);
+  const Shape rows_shape = shape_of(s.right, s.lens);
+  std::vector<std::vector<std::size_t>> rows(static_cast<std::size_t>(checked_numel(rows_shape)));
+  const std::vector<std::string> right_atoms = atoms_of({&s.right});
+  for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
+    auto full = idx;
+    for (const std::string& a : right_atoms)
+      if (!full.count(a)) full[a] = 0;
+    rows[static_cast<std::size_t>(flat_index(s.right, rows_shape, full, s.lens))].push_back(
+        static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens)));
+  });
+  const std::vector<double> in = values_of(x);
+  Result r{x.shape(), std::vector<double>(in.size())};
+  for (const std::vector<std::size_t>& row : rows) {
+    const auto n = static_cast<double>(row.size());
+    double m = -std::numeric_limits<double>::infinity(), sum = 0, mean = 0, m2 = 0;
+    for (std::size_t i : row) m = std::max(m, in[i]);
+    for (std::size_t i : row) sum += std::exp(in[i] - m);
+    for (std::size_t i : row) mean += in[i] / n;
+    for (std::size_t i : row)
+      m2 += kind == Normalization::rms_norm ? in[i] * in[i] / n : (in[i] - mean) * (in[i] - mean) / n;
+    for (std::size_t i : row) {
+      const double v = in[i];
+      switch (kind) {
+        case Normalization::softmax: r.values[i] = std::exp(v - m) / sum; break;
+        case Normalization::log_softmax: r.values[i] = v - m - std::log(sum); break;
+        case Normalization::layer_norm: r.values[i] = (v - mean) / std::sqrt(m2 + eps); break;
+        case Normalization::rms_norm: r.values[i] = v / std::sqrt(m2 + eps); break;
+      }
+    }
+  }
   return r;
 }
 

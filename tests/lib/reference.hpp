@@ -16,8 +16,13 @@ struct Result {
 };
 
 Result rearrange(const einexpr::Tensor& x, const std::string& pattern, const einexpr::AxisLengths& lengths = {});
+/// var and std divide by max(0, n - correction); logsumexp is max-subtracted.
 Result reduce(const einexpr::Tensor& x, const std::string& pattern, einexpr::Reduction reduction,
-              const einexpr::AxisLengths& lengths = {});
+              const einexpr::AxisLengths& lengths = {}, std::int64_t correction = 1);
+/// A normalization along the atoms of `dims` that `kept` lacks ("b h q k" and "b h q": along
+/// k), the row's statistics in f64 by the definitions in plan.hpp.
+Result normalize(const einexpr::Tensor& x, const std::string& dims, const std::string& kept,
+                 einexpr::Normalization kind, double eps, const einexpr::AxisLengths& lengths = {});
 Result repeat(const einexpr::Tensor& x, const std::string& pattern, const einexpr::AxisLengths& lengths = {});
 Result einsum(const std::vector<einexpr::Tensor>& xs, const std::string& pattern,
               const einexpr::AxisLengths& lengths = {});

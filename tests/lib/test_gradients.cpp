@@ -91,12 +91,20 @@ Forward rearranged(const std::string& p, AxisLengths l = {}) {
 Forward repeated(const std::string& p, AxisLengths l) {
   return [=](const std::vector<Tensor>& x) { return reference::repeat(x[0], p, l); };
 }
-Forward reduced(const std::string& p, Reduction r, AxisLengths l = {}) {
-  return [=](const std::vector<Tensor>& x) { return reference::reduce(x[0], p, r, l); };
+Forward reduced(const std::string& p, Reduction r, AxisLengths l = {}, std::int64_t correction = 1) {
+  return [=](const std::vector<Tensor>& x) { return reference::reduce(x[0], p, r, l, correction); };
 }
 Forward mapped(UnaryOp op) {
   return [=](const std::vector<Tensor>& x) {
     reference::Result r{x[0].shape(), x[0].to_vector<double>()};
+    for (double& v : r.values) v = reference::unary(op, v);
+    return r;
+  };
+}
+/// f around a rearrange: the reference of map(x, pattern, f).
+Forward mapped_pattern(const std::string& p, UnaryOp op, AxisLengths l = {}) {
+  return [=](const std::vector<Tensor>& x) {
+    reference::Result r = reference::rearrange(x[0], p, l);
     for (double& v : r.values) v = reference::unary(op, v);
     return r;
   };
@@ -139,14 +147,38 @@ TEST_CASE("gradients of every reduction match finite differences", "[backward][g
   }
 }
 
+TEST_CASE("gradients of var, std and logsumexp match finite differences", "[backward][gradients]") {
+  for (Reduction r : {Reduction::var, Reduction::std, Reduction::logsumexp})
+    for (std::int64_t c : {0, 1, 2}) {
+      if (r == Reduction::logsumexp && c != 1) continue;
+      CAPTURE(name(r), c);
+      const std::vector<Case> cases = {
+          {"over s", OpSpec::reduce(r, {}, c), "b s h -> b h", {values({2, 4, 3}, 14)},
+           reduced("b s h -> b h", r, {}, c), 1e-6, 1e-6},
+          {"to a scalar", OpSpec::reduce(r, {}, c), "a b c ->", {values({2, 3, 2}, 15)},
+           reduced("a b c ->", r, {}, c), 1e-6, 1e-6},
+          {"inside a group", OpSpec::reduce(r, {{"a", 2}}, c), "(a b) c -> a", {values({6, 2}, 16)},
+           reduced("(a b) c -> a", r, {{"a", 2}}, c), 1e-6, 1e-6},
+          {"kept permuted", OpSpec::reduce(r, {}, c), "a b c -> c a", {values({3, 5, 4}, 17)},
+           reduced("a b c -> c a", r, {}, c), 1e-6, 1e-6},
+      };
+      for (const Case& k : cases) check(k);
+    }
+}
+
 TEST_CASE("gradients of every elementwise function match finite differences", "[backward][gradients]") {
-  for (UnaryOp op : {UnaryOp::relu, UnaryOp::gelu, UnaryOp::exp, UnaryOp::log, UnaryOp::square, UnaryOp::sqrt,
-                     UnaryOp::rsqrt, UnaryOp::neg, UnaryOp::abs, UnaryOp::sigmoid, UnaryOp::tanh, UnaryOp::silu,
-                     UnaryOp::reciprocal}) {
+  for (UnaryOp op : all_unary_ops) {
     const bool positive = op == UnaryOp::log || op == UnaryOp::sqrt || op == UnaryOp::rsqrt || op == UnaryOp::reciprocal;
     CAPTURE(name(op));
     check({name(op), OpSpec::map(op), "", {values({3, 4}, 20, 0.05, positive)}, mapped(op), 1e-6, 1e-6});
+    check({"with a pattern", OpSpec::map(op, {{"h", 2}}), "b (h d) -> h d b", {values({3, 4}, 21, 0.05, positive)},
+           mapped_pattern("b (h d) -> h d b", op, {{"h", 2}}), 1e-6, 1e-6});
   }
+  // softplus on both sides of torch's threshold (x > 20: x itself, derivative 1)
+  std::vector<double> wide = values({3, 4}, 22).to_vector<double>();
+  for (double& v : wide) v *= 15;
+  check({"softplus, |x| up to ~40", OpSpec::map(UnaryOp::softplus), "", {f64(wide, {3, 4})}, mapped(UnaryOp::softplus),
+         1e-6, 1e-6});
   for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div, BinaryOp::maximum, BinaryOp::minimum}) {
     CAPTURE(name(op));
     const bool div = op == BinaryOp::div;

@@ -1,7 +1,8 @@
 # The dependency rule (lib -> codegen -> parser -> runtime, nothing upward; the parser uses
 # only runtime/error.hpp) and the third-party corners (PEGTL in parser/'s private files,
-# Eigen in codegen/lower/cpu/, CUDA in */cuda/), checked by grep since Debian puts PEGTL and
-# Eigen on the system include path where any file could reach them.
+# Eigen in codegen/lower/cpu/, Sleef in codegen/lower/cpu/'s vec_math_*.cpp, CUDA in
+# */cuda/), checked by grep since Debian puts PEGTL, Eigen and Sleef on the system include
+# path where any file could reach them.
 set(failures "")
 file(GLOB_RECURSE sources RELATIVE ${ROOT}
   ${ROOT}/runtime/*.hpp ${ROOT}/runtime/*.cpp ${ROOT}/runtime/*.cu ${ROOT}/runtime/*.cuh
@@ -27,10 +28,13 @@ foreach(f ${sources})
     if(line MATCHES "[<\"](Eigen|unsupported/Eigen)/" AND NOT f MATCHES "^codegen/lower/cpu/")
       set(bad "Eigen outside codegen/lower/cpu/")
     endif()
+    if(line MATCHES "[<\"]sleef\\.h" AND NOT f MATCHES "^codegen/lower/cpu/vec_math_[a-z0-9]+\\.cpp$")
+      set(bad "Sleef outside codegen/lower/cpu/vec_math_*.cpp")
+    endif()
     if(line MATCHES "[<\"](cuda|cublas|cublasLt|cuda_runtime|cuda_fp16|cuda_bf16|cuda_fp8)[_a-zA-Z0-9]*\\.h" AND NOT f MATCHES "/cuda/")
       set(bad "CUDA outside */cuda/")
     endif()
-    if(f MATCHES "/include/" AND line MATCHES "[<\"](tao|Eigen|cuda|cublas|nlohmann|fmt|CLI)")
+    if(f MATCHES "/include/" AND line MATCHES "[<\"](tao|Eigen|cuda|cublas|nlohmann|fmt|CLI|sleef)")
       set(bad "a public header includes a third-party header")
     endif()
     if(bad)

@@ -101,6 +101,11 @@ const std::vector<Row> rows = {
     {RULE(pack_item), "* k", match, 1},           {RULE(pack_item), "(", raise, 0},
     {RULE(pack_end), "", match, 0},
     {RULE(pack), "i j * k", match, 7},            {RULE(pack), "i j*", raise, 3},
+    {RULE(dims_arrow), "->", match, 2},           {RULE(dims_comma), ",", match, 1},
+    {RULE(dims_end), "", match, 0},               {RULE(dims_end), "-> b", raise, 0},
+    {RULE(dims_end), ", b", raise, 0},
+    {RULE(dims), " b h  k ", match, 8},           {RULE(dims), "b (h d) ...", match, 11},
+    {RULE(dims), "b -> b", raise, 2},             {RULE(dims), "b, k", raise, 1},
 };
 // clang-format on
 
@@ -111,6 +116,7 @@ const std::vector<Row> rows = {
 TEST_CASE("grammar: analyze finds no rule that can loop forever", "[grammar]") {
   CHECK(pegtl::analyze<g::pattern>(1) == 0);
   CHECK(pegtl::analyze<g::pack>(1) == 0);
+  CHECK(pegtl::analyze<g::dims>(1) == 0);
 }
 
 TEST_CASE("grammar: each rule alone", "[grammar]") {

@@ -1,6 +1,7 @@
 // parse(): valid patterns and their ASTs, spans, whitespace variants and round trips.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -266,4 +267,50 @@ TEST_CASE("parse: many axes up to the length limit", "[parse]") {
   CHECK(p.operands[0].terms.size() == 300);
   REQUIRE(p.output.terms.size() == 1);
   CHECK(std::get<ast::Group>(p.output.terms[0]).atoms.size() == 300);
+}
+
+TEST_CASE("parse_bracketed: the dims as operand and output, each bracket's span", "[parse][brackets]") {
+  struct Row {
+    const char* pattern;
+    const char* ast;
+    std::vector<ast::Span> brackets;
+  };
+  const Row rows[] = {
+      {"b h q [k]", "[b h q k] -> [b h q k]", {{6, 9}}},
+      {"[b] h [w]", "[b h w] -> [b h w]", {{0, 3}, {6, 9}}},
+      {"b [h w] c", "[b h w c] -> [b h w c]", {{2, 7}}},
+      {"... [d]", "[... d] -> [... d]", {{4, 7}}},
+      {"b [(h w)] 1", "[b (h w) #1] -> [b (h w) #1]", {{2, 9}}},
+      {"b[k]", "[b k] -> [b k]", {{1, 4}}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.pattern);
+    const ast::Pattern p = einexpr::parse_bracketed(row.pattern);
+    CHECK(p.text == row.pattern);
+    CHECK(describe(p) == row.ast);
+    CHECK(p.brackets == row.brackets);
+  }
+}
+
+TEST_CASE("parse_bracketed on random text: a pattern or a PatternError inside the text", "[parse][brackets]") {
+  const std::string alphabet = "ab_1 [](),->.#\t";
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 5000; ++i) {
+    std::string text;
+    const int length = static_cast<int>(state % 13);
+    for (int k = 0; k < length; ++k) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      text += alphabet[(state >> 33) % alphabet.size()];
+    }
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    CAPTURE(text);
+    try {
+      const ast::Pattern p = einexpr::parse_bracketed(text);
+      CHECK(p.operands.size() == 1);
+      CHECK_FALSE(p.brackets.empty());
+      for (const ast::Span& b : p.brackets) CHECK((b.begin < b.end && b.end <= text.size() && text[b.begin] == '['));
+    } catch (const einexpr::PatternError& e) {
+      CHECK(e.position() <= text.size());
+    }
+  }
 }

@@ -37,6 +37,8 @@ Kernel reduce_kernel(const ReduceStep& step, const Operand& src, const Operand& 
 Kernel map_kernel(const MapStep& step, const std::vector<Operand>& srcs, const Operand& dst, DType dtype);
 /// MapStep with a GradOp (grad_map_cpu.cpp): a backward pass's elementwise derivative.
 Kernel grad_map_kernel(const GradOp& op, const std::vector<Operand>& srcs, const Operand& dst, DType dtype);
+/// NormStep (norm_cpu.cpp): a normalization along some dims, or its backward pass.
+Kernel norm_kernel(const NormStep& step, const std::vector<Operand>& srcs, const Operand& dst, DType dtype);
 /// EmbedStep: dst's buffer zeroed, then src copied into its view `into`.
 Kernel embed_kernel(const Operand& src, const Operand& dst, std::int64_t dst_elements, const Layout& into, DType dtype);
 

@@ -30,6 +30,11 @@ struct CpuBackend {
     for (int v : s.srcs) srcs.push_back(c.operand(v));
     c.add(cpu::map_kernel(s, srcs, c.operand(s.dst), c.dtype()));
   }
+  void operator()(const NormStep& s, Context& c) const {
+    std::vector<cpu::Operand> srcs;
+    for (int v : s.srcs) srcs.push_back(c.operand(v));
+    c.add(cpu::norm_kernel(s, srcs, c.operand(s.dst), c.dtype()));
+  }
   void operator()(const EmbedStep& s, Context& c) const {
     const cpu::Operand dst = c.operand(s.dst);
     c.add(cpu::embed_kernel(c.operand(s.src), dst, c.buffer_elements(dst.buffer), s.into, c.dtype()));

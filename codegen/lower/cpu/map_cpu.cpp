@@ -1,8 +1,11 @@
 // MapStep on the CPU: unary and binary elementwise functions (plan.hpp defines each).
 // Dims are ordered by dst's strides and collapsed, so the inner loop runs over dst's unit
-// stride; rows whose strides are all 1 (or a broadcast scalar) get a loop the compiler can
-// vectorize. f64 and f32 compute natively, the reduced floats in f32, integers in int64
-// (wrapping; division truncates and x / 0 is 0). Large maps split their rows among threads.
+// stride. Unary functions on floats run vec_math.hpp's kernels (Sleef's vector functions,
+// the CPU's best instruction set): in place on contiguous f32 / f64 rows, else on a block
+// gathered into the compute type (f32 for the reduced floats) and scattered back; outputs
+// of 8 MiB and more are written with streaming stores. Integers compute in int64
+// (wrapping; division truncates and x / 0 is 0), binary functions in plain loops the
+// compiler vectorizes (omp simd). Large maps split their rows among threads.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include "cpu_kernels.hpp"
 #include "element.hpp"
 #include "strided_loop.hpp"
+#include "vec_math_ops.hpp"
 
 namespace einexpr::cpu {
 
@@ -43,9 +47,13 @@ struct Arith {
   static C min(C a, C b) { return (b < a || is_nan(b)) ? b : a; }
 };
 
-/// Calls run(f) with f the compute-type function of `op`.
+/// Outputs from this size on are written with streaming stores (runtime/copy_strided.cpp
+/// uses the same threshold, and says why it is a constant).
+constexpr std::int64_t stream_bytes = std::int64_t{8} << 20;
+
+/// The integer functions (the planner lets only these through for integers).
 template <class C, class Run>
-void with_unary(UnaryOp op, Run&& run) {
+void with_integer_unary(UnaryOp op, Run&& run) {
   using A = Arith<C>;
   switch (op) {
     case UnaryOp::relu: return run([](C x) { return x < C(0) ? C(0) : x; });
@@ -53,24 +61,6 @@ void with_unary(UnaryOp op, Run&& run) {
     case UnaryOp::abs: return run([](C x) { return A::abs(x); });
     case UnaryOp::square: return run([](C x) { return A::mul(x, x); });
     default: break;
-  }
-  if constexpr (std::is_floating_point_v<C>) {
-    switch (op) {
-      case UnaryOp::gelu:
-        return run([](C x) {
-          const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);  // sqrt(2/pi)
-          return C(0.5) * x * (C(1) + std::tanh(inner));
-        });
-      case UnaryOp::exp: return run([](C x) { return std::exp(x); });
-      case UnaryOp::log: return run([](C x) { return std::log(x); });
-      case UnaryOp::sqrt: return run([](C x) { return std::sqrt(x); });
-      case UnaryOp::rsqrt: return run([](C x) { return C(1) / std::sqrt(x); });
-      case UnaryOp::sigmoid: return run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
-      case UnaryOp::tanh: return run([](C x) { return std::tanh(x); });
-      case UnaryOp::silu: return run([](C x) { return x * (C(1) / (C(1) + std::exp(-x))); });
-      case UnaryOp::reciprocal: return run([](C x) { return C(1) / x; });
-      default: break;
-    }
   }
   throw DTypeError(std::string("the function '") + name(op) + "' is not defined on integers");
 }
@@ -89,26 +79,46 @@ void with_binary(BinaryOp op, Run&& run) {
   throw InternalError("map: unknown binary function", __FILE__, __LINE__);
 }
 
+/// f (a compute-type function) on the integers of a nest.
 template <class S, class F>
-void run_unary(const Nest<2>& nest, S* dst, const S* src, F f) {
+void run_unary_scalar(const Nest<2>& nest, S* __restrict dst, const S* __restrict src, F f) {
   using E = Element<S>;
   const std::int64_t ds = nest.row_stride(0), ss = nest.row_stride(1);
   parallel_pieces(nest, map_block, [&](const std::array<std::int64_t, 2>& off, std::int64_t n) {
     S* d = dst + off[0];
     const S* s = src + off[1];
-    if (ds == 1 && ss == 1) {
-      for (std::int64_t i = 0; i < n; ++i) d[i] = E::store(f(E::load(s[i])));
-    } else if (ss == 0) {
-      const S v = E::store(f(E::load(*s)));
-      for (std::int64_t i = 0; i < n; ++i) d[i * ds] = v;
-    } else {
-      for (std::int64_t i = 0; i < n; ++i) d[i * ds] = E::store(f(E::load(s[i * ss])));
+    for (std::int64_t i = 0; i < n; ++i) d[i * ds] = E::store(f(E::load(s[i * ss])));
+  });
+}
+
+/// A vec_math kernel on the floats of a nest: in place on contiguous rows of its own type,
+/// else through a block of the compute type C.
+template <class S, class C>
+void run_unary_vec(const Nest<2>& nest, S* dst, const S* src, vec::Kernel<C> f, bool stream) {
+  using E = Element<S>;
+  const std::int64_t ds = nest.row_stride(0), ss = nest.row_stride(1);
+  parallel_pieces(nest, map_block, [&](const std::array<std::int64_t, 2>& off, std::int64_t n) {
+    S* d = dst + off[0];
+    const S* s = src + off[1];
+    if constexpr (std::is_same_v<S, C>) {
+      if (ds == 1 && ss == 1) return f(s, d, n, stream);
     }
+    C buf[map_block];
+    const std::int64_t m = ss == 0 ? 1 : n;  // a broadcast row: one value
+    buf[0] = E::load(*s);  // (n >= 1; this also tells the compiler buf is written)
+    for (std::int64_t i = 1; i < m; ++i) buf[i] = E::load(s[i * ss]);
+    f(buf, buf, m, false);
+    if (ss == 0) {
+      const S v = E::store(buf[0]);
+      for (std::int64_t i = 0; i < n; ++i) d[i * ds] = v;
+      return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) d[i * ds] = E::store(buf[i]);
   });
 }
 
 template <class S, class F>
-void run_binary(const Nest<3>& nest, S* dst, const S* a, const S* b, F f) {
+void run_binary(const Nest<3>& nest, S* __restrict dst, const S* a, const S* b, F f) {
   using E = Element<S>;
   const std::int64_t ds = nest.row_stride(0), as = nest.row_stride(1), bs = nest.row_stride(2);
   parallel_pieces(nest, map_block, [&](const std::array<std::int64_t, 3>& off, std::int64_t n) {
@@ -116,12 +126,15 @@ void run_binary(const Nest<3>& nest, S* dst, const S* a, const S* b, F f) {
     const S* x = a + off[1];
     const S* y = b + off[2];
     if (ds == 1 && as == 1 && bs == 1) {
+#pragma omp simd
       for (std::int64_t i = 0; i < n; ++i) d[i] = E::store(f(E::load(x[i]), E::load(y[i])));
     } else if (ds == 1 && as == 1 && bs == 0) {
       const auto yv = E::load(*y);
+#pragma omp simd
       for (std::int64_t i = 0; i < n; ++i) d[i] = E::store(f(E::load(x[i]), yv));
     } else if (ds == 1 && as == 0 && bs == 1) {
       const auto xv = E::load(*x);
+#pragma omp simd
       for (std::int64_t i = 0; i < n; ++i) d[i] = E::store(f(xv, E::load(y[i])));
     } else {
       for (std::int64_t i = 0; i < n; ++i) d[i * ds] = E::store(f(E::load(x[i * as]), E::load(y[i * bs])));
@@ -141,11 +154,26 @@ S* at_mut(const Workspace& ws, const Operand& v) {
 template <class S>
 std::function<void(const Workspace&)> unary_run(UnaryOp op, const Operand& src, const Operand& dst) {
   const auto nest = Nest<2>::make_ordered(dst.layout.shape, {dst.layout.strides, src.layout.strides}, 0);
-  std::function<void(const Workspace&)> run;
-  with_unary<compute_t<S>>(op, [&](auto f) {
-    run = [nest, src, dst, f](const Workspace& ws) { run_unary<S>(nest, at_mut<S>(ws, dst), at<S>(ws, src), f); };
-  });
-  return run;
+  using C = compute_t<S>;
+  if constexpr (std::is_floating_point_v<C>) {
+    const vec::Table& table = vec::best_table();
+    vec::Kernel<C> f = nullptr;
+    if constexpr (std::is_same_v<C, float>) f = vec::kernel_for(table.f32, op);
+    else f = vec::kernel_for(table.f64, op);
+    const bool stream = nest.row_stride(0) == 1 &&
+                        nest.numel() * static_cast<std::int64_t>(sizeof(S)) >= stream_bytes;
+    return [nest, src, dst, f, stream](const Workspace& ws) {
+      run_unary_vec<S, C>(nest, at_mut<S>(ws, dst), at<S>(ws, src), f, stream);
+    };
+  } else {
+    std::function<void(const Workspace&)> run;
+    with_integer_unary<C>(op, [&](auto f) {
+      run = [nest, src, dst, f](const Workspace& ws) {
+        run_unary_scalar<S>(nest, at_mut<S>(ws, dst), at<S>(ws, src), f);
+      };
+    });
+    return run;
+  }
 }
 
 template <class S>

@@ -5,7 +5,9 @@
 //   inner kept     the innermost dim is kept: each block of outputs along it has an
 //                  accumulator row, and every reduced index adds a src row into it.
 // Accumulation: double for f64, float for f32 and the reduced floats (rounded once at the
-// end), int64 for integers (wrapping), 0/1 bytes for bool (any = max, all = min). Large
+// end), int64 for integers (wrapping), 0/1 bytes for bool (any = max, all = min); var and
+// std fold (count, mean, m2) in double, logsumexp (max, sum of exp) in the compute type
+// (reduce_fold.hpp). Large
 // reductions share their outputs among threads, or, when there are too few outputs,
 // split the reduced range and fold the per-thread partials in thread order.
 #include <algorithm>
@@ -34,6 +36,7 @@ struct ReduceGeometry {
   std::array<Strides, 1> red_strides;
   bool inner_reduced = false;
   std::int64_t count = 1;  // reduced elements per output: mean's divisor
+  std::int64_t correction = 1;  // var / std: divide by count - correction
 };
 
 std::int64_t product(const Shape& shape) {
@@ -106,7 +109,7 @@ void fold_outputs(const ReduceGeometry& g, S* dst, const S* src, std::int64_t b,
   cur.kept.seek(b);
   for (std::int64_t o = b; o < e; ++o, cur.kept.next()) {
     const auto& off = cur.kept.offsets();
-    dst[off[1]] = Element<S>::store(F::finish(fold_range<F>(cur, src + off[0], 0, per), g.count));
+    dst[off[1]] = Element<S>::store(F::finish(fold_range<F>(cur, src + off[0], 0, per), g.count, g.correction));
   }
 }
 
@@ -136,7 +139,7 @@ void reduce_inner(const ReduceGeometry& g, S* dst, const S* src) {
     }
     typename F::A acc = F::identity();
     for (const auto& p : partial) acc = F::combine(acc, p);
-    dst[off[1]] = Element<S>::store(F::finish(acc, g.count));
+    dst[off[1]] = Element<S>::store(F::finish(acc, g.count, g.correction));
   }
 }
 
@@ -193,7 +196,8 @@ void accumulate_tile(OuterCursor& cur, const S* src, const Tile& tile, std::int6
 template <class F, class S>
 void store_tile(const ReduceGeometry& g, S* dst, const Tile& tile, const typename F::A* acc) {
   const std::int64_t stride = g.kept_strides[1].back();
-  for (std::int64_t j = 0; j < tile.n; ++j) dst[tile.dst + j * stride] = Element<S>::store(F::finish(acc[j], g.count));
+  for (std::int64_t j = 0; j < tile.n; ++j)
+    dst[tile.dst + j * stride] = Element<S>::store(F::finish(acc[j], g.count, g.correction));
 }
 
 template <class F, class S>
@@ -260,6 +264,9 @@ void with_reduction(Reduction op, Fn&& fn) {
     case R::max: return fn(std::integral_constant<R, R::max>{});
     case R::min: return fn(std::integral_constant<R, R::min>{});
     case R::prod: return fn(std::integral_constant<R, R::prod>{});
+    case R::var: return fn(std::integral_constant<R, R::var>{});
+    case R::std: return fn(std::integral_constant<R, R::std>{});
+    case R::logsumexp: return fn(std::integral_constant<R, R::logsumexp>{});
     default: throw InternalError("reduce: any/all reach the kernel as max/min", __FILE__, __LINE__);
   }
 }
@@ -268,12 +275,13 @@ void with_reduction(Reduction op, Fn&& fn) {
 Reduction kernel_reduction(Reduction op, DType dtype) {
   const bool logical = op == Reduction::any || op == Reduction::all;
   if (dtype == DType::boolean) {
-    if (op == Reduction::sum || op == Reduction::prod || op == Reduction::mean)
+    if (op != Reduction::max && op != Reduction::min && !logical)
       throw DTypeError(std::string("the reduction '") + name(op) + "' is not defined on bool");
   } else if (logical) {
     throw DTypeError(std::string("the reduction '") + name(op) + "' needs bool, not " + std::string(name(dtype)));
-  } else if (op == Reduction::mean && is_integer(dtype)) {
-    throw DTypeError("the reduction 'mean' is not defined on " + std::string(name(dtype)));
+  } else if ((op == Reduction::mean || op == Reduction::var || op == Reduction::std || op == Reduction::logsumexp) &&
+             is_integer(dtype)) {
+    throw DTypeError(std::string("the reduction '") + name(op) + "' is not defined on " + std::string(name(dtype)));
   }
   if (op == Reduction::any) return Reduction::max;
   if (op == Reduction::all) return Reduction::min;
@@ -284,7 +292,8 @@ Reduction kernel_reduction(Reduction op, DType dtype) {
 
 Kernel reduce_kernel(const ReduceStep& step, const Operand& src, const Operand& dst, DType dtype) {
   const Reduction op = kernel_reduction(step.op, dtype);
-  const ReduceGeometry g = make_geometry(src.layout, dst.layout, step.axes);
+  ReduceGeometry g = make_geometry(src.layout, dst.layout, step.axes);
+  g.correction = step.correction;
   Kernel kernel;
   kernel.name = std::string("reduce ") + name(step.op) + " " + std::string(name(dtype)) + " " +
                 layout_str(src.layout) + " -> " + layout_str(dst.layout);
@@ -294,7 +303,8 @@ Kernel reduce_kernel(const ReduceStep& step, const Operand& src, const Operand& 
       constexpr Reduction R = decltype(r)::value;
       constexpr bool is_bool = std::is_same_v<S, bool_t>;
       constexpr bool arithmetic = R == Reduction::sum || R == Reduction::mean || R == Reduction::prod;
-      if constexpr (!(is_bool && arithmetic)) {
+      constexpr bool float_only = R == Reduction::var || R == Reduction::std || R == Reduction::logsumexp;
+      if constexpr (!(is_bool && arithmetic) && !(float_only && !std::is_floating_point_v<compute_t<S>>)) {
         kernel.run = [g, src, dst](const Workspace& ws) {
           run_reduce<R, S>(g, buffer_ptr<S>(ws, dst.buffer) + dst.layout.offset,
                            buffer_ptr<const S>(ws, src.buffer) + src.layout.offset);

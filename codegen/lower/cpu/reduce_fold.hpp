@@ -1,14 +1,17 @@
 #pragma once
 // How each reduction folds values: its identity, how two partial results combine, a
-// vectorized fold of a strided run (omp simd), and the final value (mean divides). Shared
+// vectorized fold of a strided run (omp simd), a fold of one element into each of a row of
+// accumulators, and the final value (mean divides; var divides by n - correction). Shared
 // by the reduce kernel's two loop shapes.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include "einexpr/codegen/plan.hpp"
 #include "element.hpp"
+#include "vec_math.hpp"
 
 namespace einexpr::cpu {
 
@@ -69,11 +72,138 @@ struct Fold {
 #pragma omp simd
     for (std::int64_t j = 0; j < n; ++j) acc[j] = combine(acc[j], A(p[j * stride]));
   }
-  static C finish(A acc, std::int64_t count) {
+  static C finish(A acc, std::int64_t count, std::int64_t /*correction*/) {
     if constexpr (R == Reduction::mean) return C(acc) / C(count);  // 0 / 0 = NaN
     else return C(acc);
   }
 };
+
+/// Elements per block of a var row: small enough to stay in L1 for the second pass.
+inline constexpr std::int64_t moments_block = 512;
+
+/// var (Sqrt: std) over a float type C, in double: the count, mean and sum of squared
+/// deviations (m2) of the elements folded so far. A run is folded a block at a time, each
+/// block in two passes (its mean from a sum, then the squares of the deviations from it),
+/// and blocks combine by Chan, Golub and LeVeque's formula; single elements join by
+/// Welford's update. The result is m2 / max(0, n - correction): NaN for n <= correction.
+template <class C, bool Sqrt>
+struct MomentsFold {
+  using Compute = C;
+  struct A {
+    double mean = 0, m2 = 0;
+    std::int64_t n = 0;
+  };
+  static A identity() { return {}; }
+  static A combine(A a, A b) {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const std::int64_t n = a.n + b.n;
+    const double delta = b.mean - a.mean, share = double(b.n) / double(n);
+    return {a.mean + delta * share, a.m2 + b.m2 + delta * delta * double(a.n) * share, n};
+  }
+  static A row(const C* p, std::int64_t n, std::int64_t stride) {
+    A acc;
+    for (std::int64_t b = 0; b < n; b += moments_block) {
+      const std::int64_t m = std::min(moments_block, n - b);
+      const C* q = p + b * stride;
+      double sum = 0, m2 = 0;
+#pragma omp simd reduction(+ : sum)
+      for (std::int64_t i = 0; i < m; ++i) sum += double(q[i * stride]);
+      const double mean = sum / double(m);
+#pragma omp simd reduction(+ : m2)
+      for (std::int64_t i = 0; i < m; ++i) m2 += (double(q[i * stride]) - mean) * (double(q[i * stride]) - mean);
+      acc = combine(acc, {mean, m2, m});
+    }
+    return acc;
+  }
+  static void accumulate(A* acc, const C* p, std::int64_t n, std::int64_t stride) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      A& a = acc[j];
+      const double x = p[j * stride], d = x - a.mean;
+      a.n += 1;
+      a.mean += d / double(a.n);
+      a.m2 += d * (x - a.mean);
+    }
+  }
+  static C finish(A a, std::int64_t /*count*/, std::int64_t correction) {
+    const double var = a.m2 / double(std::max<std::int64_t>(0, a.n - correction));
+    if constexpr (Sqrt) return C(std::sqrt(var));
+    else return C(var);
+  }
+};
+
+/// logsumexp over a float type C: the largest element m and the sum of exp(x - m). A run
+/// is folded a block at a time (its maximum, then vec_math's exp of the differences);
+/// single elements join online. NaN wins; where m is +inf or -inf (all -inf, or no
+/// elements) the result is m.
+template <class C>
+struct LogSumExpFold {
+  using Compute = C;
+  struct A {
+    C max = -std::numeric_limits<C>::infinity(), sum = 0;
+  };
+  static A identity() { return {}; }
+  static A combine(A a, A b) {
+    if (is_nan(a.max) || is_nan(b.max)) return {std::numeric_limits<C>::quiet_NaN(), 0};
+    const C m = std::max(a.max, b.max);
+    if (std::isinf(m)) return {m, 1};
+    return {m, a.sum * std::exp(a.max - m) + b.sum * std::exp(b.max - m)};
+  }
+  static A row(const C* p, std::int64_t n, std::int64_t stride) {
+    const auto& table = vec::best_table();
+    vec::Kernel<C> exp = nullptr;
+    if constexpr (std::is_same_v<C, float>) exp = table.f32.exp;
+    else exp = table.f64.exp;
+    A acc;
+    C buf[moments_block];
+    for (std::int64_t b = 0; b < n; b += moments_block) {
+      const std::int64_t m = std::min(moments_block, n - b);
+      const C* q = p + b * stride;
+      C top = -std::numeric_limits<C>::infinity();
+      int nan = 0;
+#pragma omp simd reduction(max : top) reduction(| : nan)
+      for (std::int64_t i = 0; i < m; ++i) {
+        top = top > q[i * stride] ? top : q[i * stride];
+        nan |= is_nan(q[i * stride]);
+      }
+      if (nan || std::isinf(top)) {
+        acc = combine(acc, {nan ? std::numeric_limits<C>::quiet_NaN() : top, 1});
+        continue;
+      }
+      for (std::int64_t i = 0; i < m; ++i) buf[i] = q[i * stride] - top;
+      exp(buf, buf, m, false);
+      C sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (std::int64_t i = 0; i < m; ++i) sum += buf[i];
+      acc = combine(acc, {top, sum});
+    }
+    return acc;
+  }
+  static void accumulate(A* acc, const C* p, std::int64_t n, std::int64_t stride) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      A& a = acc[j];
+      const C x = p[j * stride];
+      if (is_nan(x) || is_nan(a.max)) {
+        a.max = std::numeric_limits<C>::quiet_NaN();
+      } else if (x > a.max) {
+        a.sum = (std::isinf(a.max) ? C(0) : a.sum * std::exp(a.max - x)) + C(1);
+        a.max = x;
+      } else if (!std::isinf(x)) {
+        a.sum += std::exp(x - a.max);
+      }
+    }
+  }
+  static C finish(A a, std::int64_t /*count*/, std::int64_t /*correction*/) {
+    return std::isfinite(a.max) ? a.max + std::log(a.sum) : a.max;
+  }
+};
+
+template <class C>
+struct Fold<Reduction::var, C> : MomentsFold<C, false> {};
+template <class C>
+struct Fold<Reduction::std, C> : MomentsFold<C, true> {};
+template <class C>
+struct Fold<Reduction::logsumexp, C> : LogSumExpFold<C> {};
 
 /// Elements converted per block when the storage type is not the compute type.
 inline constexpr std::int64_t fold_block = 512;
@@ -103,7 +233,12 @@ void accumulate_run(typename F::A* acc, const S* p, std::int64_t n, std::int64_t
   if constexpr (std::is_same_v<S, C>) {
     F::accumulate(acc, p, n, stride);
   } else {
-    for (std::int64_t j = 0; j < n; ++j) acc[j] = F::combine(acc[j], typename F::A(Element<S>::load(p[j * stride])));
+    C buf[fold_block];
+    for (std::int64_t b = 0; b < n; b += fold_block) {
+      const std::int64_t m = std::min(fold_block, n - b);
+      for (std::int64_t i = 0; i < m; ++i) buf[i] = Element<S>::load(p[(b + i) * stride]);
+      F::accumulate(acc + b, buf, m, 1);
+    }
   }
 }
 

@@ -48,6 +48,7 @@ struct ReducePlan {
   Strides reduced_src;
   std::int64_t outputs = 0;           // product of kept
   std::int64_t count = 0;             // product of reduced (mean divides by it)
+  std::int64_t correction = 1;        // var / std: divide by count - correction
   std::int64_t splits = 1;            // > 1: partial results, then a second pass
   std::int64_t chunk = 0;             // reduced elements per split
   std::size_t partial_bytes = 0;      // workspace for the partial results

@@ -32,8 +32,9 @@ void lower_copy(const CopyStep& s, Lowering& low) {
 void lower_reduce(const ReduceStep& s, Lowering& low) {
   const Value src = low.value(s.src), dst = low.value(s.dst);
   const int device = low.device;
-  const ReducePlan plan = plan_reduction(properties(device).multiProcessorCount, src.layout, s.axes, dst.layout,
-                                         low.plan.dtype, s.op);
+  ReducePlan plan = plan_reduction(properties(device).multiProcessorCount, src.layout, s.axes, dst.layout,
+                                   low.plan.dtype, s.op);
+  plan.correction = s.correction;
   const int partials = plan.partial_bytes > 0 ? low.add_temp(plan.partial_bytes) : -1;
   low.add_kernel(std::string("reduce.") + name(s.op), [=](const Workspace& ws) {
     run_reduction(device, plan, buffer_base(ws, dst.buffer), buffer_base(ws, src.buffer),
@@ -100,6 +101,10 @@ struct CudaBackend {
   void operator()(const ReduceStep& s, lowering::Context& c) const { lower(s, c, lower_reduce); }
   void operator()(const MapStep& s, lowering::Context& c) const { lower(s, c, lower_map); }
   void operator()(const EmbedStep& s, lowering::Context& c) const { lower(s, c, lower_embed); }
+  void operator()(const NormStep& s, lowering::Context&) const {
+    throw DeviceError(std::string(s.backward ? "the backward pass of " : "") + name(s.kind) +
+                      " is not implemented on the GPU yet (the CPU runs it): move the tensor with .to(Device::cpu())");
+  }
 };
 
 }  // namespace

@@ -1,10 +1,13 @@
 // MapStep on the GPU: every UnaryOp and BinaryOp of plan.hpp, elementwise over strided
 // views whose sources may broadcast (stride 0). One kernel per dtype and arity; the
-// function is a warp-uniform switch inside it (13 + 6 functions x 8 dtypes would be 152
+// function is a warp-uniform switch inside it (16 + 6 functions x 8 dtypes would be 176
 // kernels for a memory-bound loop). Arithmetic follows plan.hpp: f64 in double, f32 and
 // the reduced floats in float, integers in int64 wrapping like numpy (integer division
 // truncates toward zero; division by zero gives 0). maximum / minimum propagate NaN, as
-// numpy's and torch's do.
+// numpy's and torch's do. sigmoid, silu, gelu and gelu_erf use the CPU's formulas
+// (codegen/lower/cpu/vec_math_kernels.hpp): exp(-|x|) never overflows, erfc does not cancel,
+// and -inf gives the limit -0.
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -21,15 +24,30 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kPerThread = 4;
 
+/// 1 / (1 + exp(-x)) from e = exp(-|x|): 1/(1+e) for x >= 0, e/(1+e) for x < 0.
+template <class C>
+__device__ __forceinline__ C sigmoid_of(C x) {
+  constexpr bool f = std::is_same_v<C, float>;
+  const C e = f ? expf(-fabsf(x)) : exp(-fabs(x));
+  const C r = C(1) / (C(1) + e);
+  return x < C(0) ? e * r : r;
+}
+
+/// y, or -0 where x is -inf (the limit of gelu, gelu_erf and silu).
+template <class C>
+__device__ __forceinline__ C limit_at_minus_inf(C x, C y) {
+  return x == -C(INFINITY) ? C(-0.0) : y;
+}
+
 template <class C>
 __device__ __forceinline__ C unary(UnaryOp op, C x) {
   if constexpr (std::is_floating_point_v<C>) {
     constexpr bool f = std::is_same_v<C, float>;
     switch (op) {
       case UnaryOp::relu: return x < C(0) ? C(0) : x;  // NaN stays NaN
-      case UnaryOp::gelu: {
-        const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
-        return C(0.5) * x * (C(1) + (f ? tanhf(inner) : tanh(inner)));
+      case UnaryOp::gelu: {  // 0.5x(1 + tanh(z)) = x·sigmoid(2z)
+        const C t = x * (C(1.5957691216057308) + C(1.5957691216057308 * 0.044715) * x * x);
+        return limit_at_minus_inf(x, x * sigmoid_of(t));
       }
       case UnaryOp::exp: return f ? expf(x) : exp(x);
       case UnaryOp::log: return f ? logf(x) : log(x);
@@ -38,10 +56,16 @@ __device__ __forceinline__ C unary(UnaryOp op, C x) {
       case UnaryOp::rsqrt: return C(1) / (f ? sqrtf(x) : sqrt(x));
       case UnaryOp::neg: return -x;
       case UnaryOp::abs: return f ? fabsf(x) : fabs(x);
-      case UnaryOp::sigmoid: return C(1) / (C(1) + (f ? expf(-x) : exp(-x)));
+      case UnaryOp::sigmoid: return sigmoid_of(x);
       case UnaryOp::tanh: return f ? tanhf(x) : tanh(x);
-      case UnaryOp::silu: return x * (C(1) / (C(1) + (f ? expf(-x) : exp(-x))));
+      case UnaryOp::silu: return limit_at_minus_inf(x, x * sigmoid_of(x));
       case UnaryOp::reciprocal: return C(1) / x;
+      case UnaryOp::gelu_erf: {  // 0.5x(1 + erf(x/sqrt 2)) = 0.5x·erfc(-x/sqrt 2)
+        const C t = x * C(-0.70710678118654752440);
+        return limit_at_minus_inf(x, C(0.5) * x * (f ? erfcf(t) : erfc(t)));
+      }
+      case UnaryOp::erf: return f ? erff(x) : erf(x);
+      case UnaryOp::softplus: return x > C(20) ? x : (f ? log1pf(expf(x)) : log1p(exp(x)));
     }
     return x;
   } else {  // int64: the planner lets only these through

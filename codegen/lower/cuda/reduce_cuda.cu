@@ -11,7 +11,8 @@
 // split) writes a partial accumulator to a workspace and a second kernel combines them.
 // Accumulators (plan.hpp): f32 for f32 and the reduced floats, f64 for f64, int64 for
 // integers (sums and products wrap like numpy), 0/1 for bool; rounded to the dtype once,
-// at the end. max / min propagate NaN.
+// at the end. max / min propagate NaN. var / std fold (count, mean, m2) and logsumexp
+// (max, sum of exp(x - max)) pairs, which reduce_plan.cpp never splits.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -81,6 +82,63 @@ struct AllOp {
   static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return a & b; }
 };
 
+// var / std: the count, mean and sum of squared deviations (m2), combined by Chan, Golub
+// and LeVeque's formula (an element is a count of 1); var = m2 / max(0, n - correction).
+template <class C>
+struct Moments {
+  C mean = 0, m2 = 0;
+  std::int64_t n = 0;
+  Moments() = default;
+  __device__ explicit Moments(C x) : mean(x), n(1) {}
+  __device__ Moments(C mean_, C m2_, std::int64_t n_) : mean(mean_), m2(m2_), n(n_) {}
+};
+template <class C, bool Sqrt>
+struct MomentsOp {
+  using Acc = Moments<C>;
+  static __device__ __forceinline__ Acc identity() { return Acc(); }
+  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const std::int64_t n = a.n + b.n;
+    const C delta = b.mean - a.mean, share = C(b.n) / C(n);
+    return Acc(a.mean + delta * share, a.m2 + b.m2 + delta * delta * C(a.n) * share, n);
+  }
+  static __device__ __forceinline__ C finish(Acc a, std::int64_t correction) {
+    const C var = a.m2 / C(a.n > correction ? a.n - correction : 0);  // 0 / 0 = NaN
+    return Sqrt ? sqrt(var) : var;
+  }
+};
+
+// logsumexp: the largest element m and the sum of exp(x - m); NaN wins, and where m is
+// +-inf (some +inf; all -inf or none) the result is m.
+template <class C>
+struct MaxSum {
+  C max = -C(INFINITY), sum = 0;
+  MaxSum() = default;
+  __device__ explicit MaxSum(C x) : max(x), sum(1) {}
+  __device__ MaxSum(C max_, C sum_) : max(max_), sum(sum_) {}
+};
+template <class C>
+struct LogSumExpOp {
+  using Acc = MaxSum<C>;
+  static __device__ __forceinline__ Acc identity() { return Acc(); }
+  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
+    if (is_nan(a.max) || is_nan(b.max)) return Acc(C(NAN), 0);
+    const C m = a.max > b.max ? a.max : b.max;
+    if (isinf(m)) return Acc(m, 1);
+    return Acc(m, a.sum * exp(a.max - m) + b.sum * exp(b.max - m));
+  }
+  static __device__ __forceinline__ C finish(Acc a, std::int64_t) {
+    return isfinite(a.max) ? a.max + log(a.sum) : a.max;
+  }
+};
+
+/// Ops whose accumulator is finished by Op::finish (var, std, logsumexp).
+template <class Op, class = void>
+struct Finishes : std::false_type {};
+template <class Op>
+struct Finishes<Op, std::void_t<decltype(&Op::finish)>> : std::true_type {};
+
 struct ReduceArgs {
   OffsetCalc<2> kept;              // output index -> (src offset, dst offset)
   OffsetCalc<1> reduced;           // reduced index -> src offset, when reduced_rank > 1
@@ -88,6 +146,7 @@ struct ReduceArgs {
   int reduced_rank = 0;
   std::uint32_t outputs = 0;
   std::int64_t count = 0, splits = 1, chunk = 0;
+  std::int64_t correction = 1;
   bool mean = false;
 
   __device__ __forceinline__ std::int64_t reduced_offset(std::int64_t r) const {
@@ -104,14 +163,27 @@ __device__ __forceinline__ T shuffle_xor(T v, int mask) {
   if constexpr (sizeof(T) < 4) return static_cast<T>(__shfl_xor_sync(0xFFFFFFFFu, static_cast<unsigned>(v), mask));
   else return __shfl_xor_sync(0xFFFFFFFFu, v, mask);
 }
+template <class C>
+__device__ __forceinline__ Moments<C> shuffle_xor(Moments<C> v, int mask) {
+  return Moments<C>(shuffle_xor(v.mean, mask), shuffle_xor(v.m2, mask), shuffle_xor(v.n, mask));
+}
+template <class C>
+__device__ __forceinline__ MaxSum<C> shuffle_xor(MaxSum<C> v, int mask) {
+  return MaxSum<C>(shuffle_xor(v.max, mask), shuffle_xor(v.sum, mask));
+}
 
 // Writes one output: the accumulator, finished (mean divides) and rounded to S.
 template <class S, class Op>
 __device__ __forceinline__ void store_output(const ReduceArgs& a, S* dst, std::uint32_t o, typename Op::Acc acc) {
   using C = compute_t<S>;
-  C value = static_cast<C>(acc);
-  if constexpr (std::is_floating_point_v<C>) {
-    if (a.mean) value = value / static_cast<C>(a.count);
+  C value;
+  if constexpr (Finishes<Op>::value) {
+    value = Op::finish(acc, a.correction);
+  } else {
+    value = static_cast<C>(acc);
+    if constexpr (std::is_floating_point_v<C>) {
+      if (a.mean) value = value / static_cast<C>(a.count);
+    }
   }
   std::int64_t off[2];
   a.kept.offsets(o, off);
@@ -214,6 +286,7 @@ ReduceArgs make_args(const ReducePlan& plan) {
   a.splits = plan.splits;
   a.chunk = plan.chunk;
   a.mean = plan.op == Reduction::mean;
+  a.correction = plan.correction;
   return a;
 }
 
@@ -263,6 +336,16 @@ void run_reduction(int device, const ReducePlan& plan, std::byte* dst, const std
         case Reduction::prod: return launch<S, ProdOp<C>>(device, plan, dst, src, partials);
         case Reduction::max: return launch<S, MaxOp<C>>(device, plan, dst, src, partials);
         case Reduction::min: return launch<S, MinOp<C>>(device, plan, dst, src, partials);
+        case Reduction::var:
+        case Reduction::std:
+        case Reduction::logsumexp:
+          if constexpr (std::is_floating_point_v<C>) {
+            if (plan.op == Reduction::var) return launch<S, MomentsOp<C, false>>(device, plan, dst, src, partials);
+            if (plan.op == Reduction::std) return launch<S, MomentsOp<C, true>>(device, plan, dst, src, partials);
+            return launch<S, LogSumExpOp<C>>(device, plan, dst, src, partials);
+          }
+          EINEXPR_ASSERT(false, "var / std / logsumexp of integers should have been rejected by the planner");
+          return;
         default: EINEXPR_ASSERT(false, "any / all of a non-bool dtype should have been rejected by the planner");
       }
     }

@@ -39,8 +39,10 @@ void choose_splits(int sm_count, ReducePlan& p) {
   const std::int64_t target = static_cast<std::int64_t>(sm_count) * 2048 * 2;
   const std::int64_t threads = p.outputs * (p.kind == ReducePlan::Kind::inner ? 32 : 1);
   const std::int64_t min_per_split = p.kind == ReducePlan::Kind::inner ? 1024 : 64;
+  // var, std and logsumexp accumulate pairs and triples: one pass per output, not split.
+  const bool splittable = p.op != Reduction::var && p.op != Reduction::std && p.op != Reduction::logsumexp;
   std::int64_t splits = 1;
-  if (threads < target && p.count > min_per_split)
+  if (splittable && threads < target && p.count > min_per_split)
     splits = std::min((target + threads - 1) / threads, (p.count + min_per_split - 1) / min_per_split);
   splits = std::max<std::int64_t>(1, splits);
   p.chunk = p.count == 0 ? 0 : (p.count + splits - 1) / splits;

@@ -21,11 +21,18 @@ namespace einexpr {
 
 Cost cost_einsum(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
 Cost cost_rearrange(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
+/// `correction`: var and std only (torch's; 1 by default).
 Cost cost_reduce(std::string_view pattern, Reduction reduction, const AxisLengths& sizes,
-                 DType dtype = DType::f32);
+                 DType dtype = DType::f32, std::int64_t correction = 1);
 Cost cost_repeat(std::string_view pattern, const AxisLengths& sizes, DType dtype = DType::f32);
+/// A normalization from sizes: cost_normalize("b h q [k]", Normalization::softmax, sizes).
+Cost cost_normalize(std::string_view pattern, Normalization kind, const AxisLengths& sizes, DType dtype = DType::f32,
+                    double eps = 0);
 /// Elementwise f(x) on a tensor of `shape`.
 Cost cost_map(UnaryOp function, const Shape& shape, DType dtype = DType::f32);
+/// Elementwise f(x) with a pattern: cost_map("b s h -> b s h", UnaryOp::gelu, sizes).
+Cost cost_map(std::string_view pattern, UnaryOp function, const AxisLengths& sizes,
+              DType dtype = DType::f32);
 Cost cost_map(std::string_view pattern, BinaryOp function, const AxisLengths& sizes,
               DType dtype = DType::f32);
 

@@ -40,10 +40,14 @@ namespace einexpr {
 
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
                  Copy copy = Copy::if_needed);
+/// Reductions: "sum", "mean", "max", "min", "prod", "any", "all" (bool), and on floats
+/// "var" and "std" (torch.var / torch.std: divided by n - correction, correction 1 by
+/// default as torch's; 0 gives the population variance) and "logsumexp" (max-subtracted).
+/// `correction` is read by var and std only.
 Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction,
-              const AxisLengths& lengths = {});
+              const AxisLengths& lengths = {}, std::int64_t correction = 1);
 Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction,
-              const AxisLengths& lengths = {});
+              const AxisLengths& lengths = {}, std::int64_t correction = 1);
 Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
               Copy copy = Copy::if_needed);
 Tensor einsum(std::span<const Tensor> operands, std::string_view pattern,
@@ -136,20 +140,48 @@ Tensor einsum(const Args&...) {
   return {};
 }
 
-/// Elementwise f(x): "relu", "gelu" (tanh approximation), "exp", "log", "square", "sqrt",
-/// "rsqrt", "neg", "abs", "sigmoid", "tanh", "silu", "reciprocal".
+/// Elementwise f(x): "relu", "gelu" (torch's approximate='tanh'), "gelu_erf" (torch's default
+/// nn.GELU()), "exp", "log", "square", "sqrt", "rsqrt", "neg", "abs", "sigmoid", "tanh",
+/// "silu", "reciprocal", "erf", "softplus" (torch's beta=1, threshold=20: x where x > 20).
+/// plan.hpp defines each; the CPU's error bounds in ULPs are in codegen/lower/cpu/vec_math.hpp.
 Tensor map(const Tensor& x, std::string_view function);
 Tensor map(const Tensor& x, UnaryOp function);
+/// Elementwise f(x) with a pattern: map(x, "b s h -> b h s", "gelu"). The pattern may
+/// permute, split and merge axes around f, as rearrange does ("b (h d) -> b h d" with
+/// {{"h", 8}}); every axis is on both sides, so nothing is summed or repeated. The result
+/// is a new tensor.
+Tensor map(const Tensor& x, std::string_view pattern, std::string_view function, const AxisLengths& lengths = {});
+Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths = {});
 /// Elementwise f(x, y) with named broadcasting: map(x, b, "b s h, h -> b s h", "add").
 /// Functions: "add", "sub", "mul", "div", "maximum", "minimum".
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function);
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
 
+// ---- normalizations along named axes: the axes they work along in brackets (einx's notation) ----
+/// softmax(x, "b h q [k]"): exp(x - m) / sum exp(x - m) along k, m the maximum (so no
+/// overflow), reading x once. Several bracketed axes ("b [h w] c", "[b] h [w]") normalize
+/// along all of them together; "... [d]" along the last dim of any rank. The result has x's
+/// shape and dtype (floats only); a row with NaN or +inf gives NaN, as torch.
+Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {});
+/// x - m - log(sum exp(x - m)) along the bracketed axes.
+Tensor log_softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {});
+/// (x - mean) / sqrt(var + eps) along the bracketed axes: torch's layer_norm without its
+/// affine part (scale and shift with map: map(y, g, "b s d, d -> b s d", "mul")). var is the
+/// population variance (correction 0, as torch's layer_norm), eps 1e-5 by default as torch.
+Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps = 1e-5, const AxisLengths& lengths = {});
+/// x / sqrt(mean(x²) + eps) along the bracketed axes (RMSNorm without its scale); eps 1e-6 by
+/// default (LLaMA's; torch's nn.RMSNorm, newer than torch 1.13, defaults to the dtype's epsilon).
+Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps = 1e-6, const AxisLengths& lengths = {});
+/// Any of the four by value; eps is read by layer_norm and rms_norm only (their defaults above
+/// are default_eps(kind), plan.hpp).
+Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,
+                 const AxisLengths& lengths = {});
+
 // ---- out-parameter forms: write into a tensor the caller owns (same shape and dtype) ----
 void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern,
                     const AxisLengths& lengths = {});
 void reduce_into(Tensor& out, const Tensor& x, std::string_view pattern, Reduction reduction,
-                 const AxisLengths& lengths = {});
+                 const AxisLengths& lengths = {}, std::int64_t correction = 1);
 void repeat_into(Tensor& out, const Tensor& x, std::string_view pattern,
                  const AxisLengths& lengths = {});
 void einsum_into(Tensor& out, std::span<const Tensor> operands, std::string_view pattern,
@@ -158,7 +190,11 @@ inline void einsum_into(Tensor& out, std::initializer_list<Tensor> operands, std
                         const AxisLengths& lengths = {}) {
   einsum_into(out, std::span<const Tensor>(operands.begin(), operands.size()), pattern, lengths);
 }
+void normalize_into(Tensor& out, const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,
+                    const AxisLengths& lengths = {});
 void map_into(Tensor& out, const Tensor& x, UnaryOp function);
+void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp function,
+              const AxisLengths& lengths = {});
 void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
 
 // ---- einops' pack, unpack, parse_shape ----
@@ -209,7 +245,11 @@ class Compiled {
 Compiled compile_einsum(std::string_view pattern, AxisLengths lengths = {});
 Compiled compile_rearrange(std::string_view pattern, AxisLengths lengths = {},
                            Copy copy = Copy::if_needed);
-Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths = {});
+Compiled compile_reduce(std::string_view pattern, Reduction reduction, AxisLengths lengths = {},
+                        std::int64_t correction = 1);
+/// map(x, pattern, function) / map(x, y, pattern, function), compiled.
+Compiled compile_map(std::string_view pattern, UnaryOp function, AxisLengths lengths = {});
+Compiled compile_map(std::string_view pattern, BinaryOp function, AxisLengths lengths = {});
 Compiled compile_repeat(std::string_view pattern, AxisLengths lengths = {},
                         Copy copy = Copy::if_needed);
 

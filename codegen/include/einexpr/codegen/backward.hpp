@@ -13,7 +13,9 @@
 //   repeat  dY summed over the new axes
 //   reduce  sum: dY broadcast back over the reduced axes; mean: the same, scaled by 1/n;
 //           max / min: dY where X equals the result, else 0 (every tie gets dY: a mask, not
-//           torch's even split); prod: dY · Y / X (zeros in X give inf / NaN, as the formula)
+//           torch's even split); prod: dY · Y / X (zeros in X give inf / NaN, as the formula);
+//           var: dY · 2(X - mean)/(n - c); std: dY · (X - mean)/((n - c)·Y) (the mean a sum
+//           of X over the reduced axes, scaled); logsumexp: dY · exp(X - Y) (the softmax)
 //   map     f(X): dY · f'(X) (or f'(Y) where cheaper, plan.hpp's unary_gradient_reads_y);
 //           f(A, B): the derivative per operand over Y's axes, then summed over the axes
 //           the operand was broadcast along. maximum / minimum split a tie's dY evenly

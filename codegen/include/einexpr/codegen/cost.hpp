@@ -3,9 +3,10 @@
 //   FLOPs   One convention (codegen/cost/convention.hpp), the one the contraction-order
 //           search minimizes: 2 per multiply-add in a step that sums; 1 per output element
 //           in a step that only multiplies (outer, Hadamard); reductions one op per input
-//           element folded in (n_in - n_out), + n_out for mean; views, copies, rearrange,
-//           repeat 0. Beside it, for cross-checking with other tools: flops_exact (k
-//           multiplies and k-1 adds per output element: m·n·(2k-1)), flops_numpy
+//           element folded in (n_in - n_out), + n_out for mean; var and logsumexp 4·n_in,
+//           std 4·n_in + n_out; views, copies, rearrange, repeat 0. Beside it, for
+//           cross-checking with other tools: flops_exact (k multiplies and k-1 adds per
+//           output element: m·n·(2k-1)), flops_numpy
 //           (numpy.einsum_path / opt_einsum's model on einexpr's path) and macs (multiply-
 //           accumulates of the contractions, what fvcore, ptflops and thop count).
 //   Bytes   ideal: each input read once + the output written once, at the dtype's size;
@@ -96,7 +97,7 @@ Cost cost(const Plan& plan);
 
 /// FLOPs per output element of an elementwise function: relu 1 and gelu 20 (the seeds'
 /// figures); the others count the operations of their definition in plan.hpp, each
-/// arithmetic operation and each exp / log / tanh / sqrt as 1 (the table in
+/// arithmetic operation and each exp / log / tanh / erf / sqrt as 1 (the table in
 /// codegen/cost/elementwise_flops.cpp says where each number comes from).
 Count flops_per_element(UnaryOp op) noexcept;
 Count flops_per_element(BinaryOp op) noexcept;
@@ -136,9 +137,36 @@ struct DeviceSpec {
   double accelerator_intensity(DType dtype) const;
 };
 
-/// The built-in table, plus devices from the JSON file named by $EINEXPR_DEVICES, if set
-/// (read on first use, and again when it names another file; a bad file throws Error).
-/// Loading devices may add to the table: keep no reference across load_device_file.
+/// The 'cpu' device as measured on this machine: FMA peaks (f64; f32, which bf16, f16 and
+/// fp8 compute in) and copy bandwidth, with the CPU model and thread count they were
+/// measured with (codegen/cost/cpu_device.cpp says how).
+struct CpuCalibration {
+  DeviceSpec device;       // named "cpu"
+  std::string cpu_model;   // "AMD EPYC (family 25, model 1)", from /proc/cpuinfo
+  int threads = 0;         // OpenMP threads (num_threads()) of the measurement
+  std::string isa;         // the vectors of the FMA probe: "avx512", "avx2", "scalar"
+  std::string cache_path;  // the file it was read from or written to ("" when none)
+  bool measured = false;   // measured by this call (else read from a file)
+};
+/// The 'cpu' device: the device file $EINEXPR_CPU_DEVICE names, when set (its "cpu" entry,
+/// or its only one; never measured: tests and fixed setups use it); else the cache
+/// (cpu_cache_path()) when it holds this CPU model, thread count and instruction set; else
+/// measured now (about 0.2 s) and cached. A cache that is missing, corrupt or for another
+/// machine is measured again; one that cannot be written is skipped.
+CpuCalibration cpu_calibration();
+/// Measures the CPU now, rewrites the cache and replaces the table's 'cpu' entry
+/// (`einexpr devices --calibrate`).
+CpuCalibration calibrate_cpu();
+/// $XDG_CACHE_HOME/einexpr/cpu_device.json (XDG_CACHE_HOME absolute), else
+/// $HOME/.cache/einexpr/cpu_device.json; "" when neither is set.
+std::string cpu_cache_path();
+
+/// The built-in table (GPUs from their datasheets; 'cpu' from cpu_calibration(), looked up
+/// the first time 'cpu' is asked for or the whole table is listed), plus devices from the
+/// JSON file named by $EINEXPR_DEVICES, if set (read on first use, and again when it names
+/// another file; a bad file throws Error; its entries replace built-in ones of the same
+/// name, 'cpu' included). Loading devices may add to the table: keep no reference across
+/// load_device_file.
 const std::vector<DeviceSpec>& device_specs();
 /// Adds (or replaces by name) the devices in a JSON file; throws Error on a bad file.
 void load_device_file(const std::string& path);

@@ -15,6 +15,8 @@
 //                 or a GradOp: a backward pass's elementwise derivative
 //   EmbedStep     dst (a new buffer) = zeros, with src written into a view of it (a
 //                 gradient put back on a diagonal)
+//   NormStep      dst = softmax, log_softmax, layer_norm or rms_norm of src along some of
+//                 its dims, or the backward pass of one (from dY and Y or X)
 //
 // Axes are ids into the plan's AxisTable (axes.hpp): each value's dims name the axes they
 // compose, and a ContractStep names the axes it sums.
@@ -32,16 +34,34 @@
 //     their last two dims (dst too), so a GEMM reads them in place.
 //   - ReduceStep: dst has src's dims minus `axes`, in order. mean divides by the product
 //     of the reduced lengths. sum/prod of no elements give 0/1; the planner rejects
-//     max/min over no elements.
+//     max/min over no elements. var is torch.var's: the sum of squared deviations from
+//     the mean over max(0, n - correction) (correction 1 by default, as torch; 0 is the
+//     population variance), numerically stable (two passes per block of the row, blocks
+//     combined by Chan's formula); std its square root; logsumexp max-subtracted,
+//     m + log(sum exp(x - m)) with m the maximum (-inf where every x is -inf or there is
+//     none, +inf where some x is +inf; NaN wins). var and std of no elements are NaN.
 //   - Arithmetic: f64 in f64; f32 and the reduced floats (f16, bf16, fp8) in f32,
 //     rounded to the dtype at the end of the step (round to nearest even); i64/i32 in
 //     int64 (exact; wraps like numpy on overflow). The planner rejects what a dtype cannot
-//     do with DTypeError: einsum and maps on bool, mean on integers, any/all on non-bool,
-//     sum/prod/mean on bool, float-only functions (exp, log, gelu...) on integers.
-//   - MapStep unary functions: relu max(x,0); gelu 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)));
-//     exp; log; square; sqrt; rsqrt 1/sqrt(x); neg; abs; sigmoid 1/(1+exp(-x)); tanh;
-//     silu x*sigmoid(x); reciprocal 1/x. Binary: add sub mul div maximum minimum
-//     (integer div truncates toward zero; integer division by zero gives 0, as numpy).
+//     do with DTypeError: einsum and maps on bool, mean/var/std/logsumexp on integers,
+//     any/all on non-bool, sum/prod/mean on bool, float-only functions (exp, log, gelu...)
+//     on integers.
+//   - MapStep unary functions: relu max(x,0); gelu 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
+//     (torch's approximate='tanh'); exp; log; square; sqrt; rsqrt 1/sqrt(x); neg; abs;
+//     sigmoid 1/(1+exp(-x)); tanh; silu x*sigmoid(x); reciprocal 1/x; gelu_erf
+//     0.5x(1+erf(x/sqrt(2))) (torch's default nn.GELU()); erf; softplus log(1+exp(x)), and
+//     x itself where x > 20 (torch's default beta=1, threshold=20). At -inf, gelu, gelu_erf
+//     and silu give -0 (their limit; torch gives NaN). Binary: add sub mul div maximum
+//     minimum (integer div truncates toward zero; integer division by zero gives 0, as numpy).
+//     The CPU computes the transcendental ones with Sleef's vector functions; each
+//     function's error bound in ULPs is in codegen/lower/cpu/vec_math.hpp.
+//   - NormStep, along the dims `axes` (one row per index of the others): softmax
+//     exp(x - m) / sum exp(x - m), m the row's maximum; log_softmax x - m - log sum
+//     exp(x - m); layer_norm (x - mean) / sqrt(var + eps), var the population variance;
+//     rms_norm x / sqrt(mean(x²) + eps). A row with NaN or +inf is NaN (as torch); softmax
+//     of a row of -inf too. Backward (srcs dY, then Y for softmax and log_softmax, X for the
+//     norms): y·(dY - sum(dY·y)); dY - exp(y)·sum(dY); r·(dY - mean(dY) - x̂·mean(dY·x̂)),
+//     x̂ = (x - mean)·r, r = 1/sqrt(var + eps) (rms_norm: without the mean terms). Floats only.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -57,15 +77,36 @@
 
 namespace einexpr {
 
-enum class Reduction : unsigned char { sum, mean, max, min, prod, any, all };
+enum class Reduction : unsigned char { sum, mean, max, min, prod, any, all, var, std, logsumexp };
 const char* name(Reduction reduction) noexcept;
-/// "sum", "mean", "max", "min", "prod", "any", "all"; throws Error listing them otherwise.
+/// "sum", "mean", "max", "min", "prod", "any", "all", "var", "std", "logsumexp"; throws
+/// Error listing them otherwise.
 Reduction parse_reduction(std::string_view text);
 
-/// Elementwise functions of one argument.
+/// Normalizations along some dims (NormStep, defined in the contract above).
+enum class Normalization : unsigned char { softmax, log_softmax, layer_norm, rms_norm };
+const char* name(Normalization n) noexcept;
+/// "softmax", "log_softmax", "layer_norm", "rms_norm"; throws Error listing them otherwise.
+Normalization parse_normalization(std::string_view text);
+/// layer_norm and rms_norm add an eps; softmax and log_softmax have none.
+constexpr bool takes_eps(Normalization n) noexcept {
+  return n == Normalization::layer_norm || n == Normalization::rms_norm;
+}
+/// The eps the public ops default to: torch's layer_norm 1e-5; rms_norm 1e-6 (LLaMA's); 0.
+constexpr double default_eps(Normalization n) noexcept {
+  return n == Normalization::layer_norm ? 1e-5 : n == Normalization::rms_norm ? 1e-6 : 0.0;
+}
+
+/// Elementwise functions of one argument (defined in the contract above).
 enum class UnaryOp : unsigned char {
-  relu, gelu, exp, log, square, sqrt, rsqrt, neg, abs, sigmoid, tanh, silu, reciprocal
+  relu, gelu, exp, log, square, sqrt, rsqrt, neg, abs, sigmoid, tanh, silu, reciprocal,
+  gelu_erf, erf, softplus
 };
+/// Every UnaryOp, in declaration order.
+inline constexpr UnaryOp all_unary_ops[] = {
+    UnaryOp::relu, UnaryOp::gelu,    UnaryOp::exp,  UnaryOp::log,  UnaryOp::square,     UnaryOp::sqrt,
+    UnaryOp::rsqrt, UnaryOp::neg,    UnaryOp::abs,  UnaryOp::sigmoid, UnaryOp::tanh,    UnaryOp::silu,
+    UnaryOp::reciprocal, UnaryOp::gelu_erf, UnaryOp::erf, UnaryOp::softplus};
 /// Elementwise functions of two arguments.
 enum class BinaryOp : unsigned char { add, sub, mul, div, maximum, minimum };
 const char* name(UnaryOp op) noexcept;
@@ -73,6 +114,9 @@ const char* name(BinaryOp op) noexcept;
 /// Throws Error listing the valid names.
 UnaryOp parse_unary_op(std::string_view text);
 BinaryOp parse_binary_op(std::string_view text);
+/// A map's function for `operands` operands: a UnaryOp for one, a BinaryOp for two. Throws
+/// Error for an unknown name (listing both kinds) or a function of the other arity.
+std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::size_t operands);
 
 struct PlanBuffer {
   int input = -1;              // >= 0: input `input`'s memory; -1: a temporary
@@ -99,12 +143,15 @@ struct GradOp {
     div_rhs,       // -dY · Y / B                                  srcs dY, Y, B (map div, operand 2)
     select,        // operand's share of `of` (maximum / minimum): dY where it alone wins,
                    // dY / 2 on a tie (torch's rule), else 0       srcs dY, A, B
+    centered,      // dY · scalar · (X - M), M the mean             srcs dY, X, M (reduce var: dY;
+                   //                                              std: dY / Y)
+    softmax,       // dY · exp(X - Y)                              srcs dY, X, Y (reduce logsumexp)
   };
   Kind kind = Kind::scale;
   UnaryOp fn = UnaryOp::relu;        // unary: f
   BinaryOp of = BinaryOp::maximum;   // select: maximum or minimum
   int operand = 0;                   // select: 0 for A, 1 for B
-  double scalar = 1;                 // scale
+  double scalar = 1;                 // scale, centered
   friend bool operator==(const GradOp&, const GradOp&) = default;
 };
 /// True when the derivative of f is cheapest from y = f(x) (exp, sigmoid, tanh, sqrt, rsqrt,
@@ -138,6 +185,7 @@ struct ReduceStep {
   int src = 0, dst = 0;
   Reduction op = Reduction::sum;
   std::vector<int> axes;       // dims of src reduced; dst has the others, in order
+  std::int64_t correction = 1; // var and std: the divisor is max(0, n - correction)
   friend bool operator==(const ReduceStep&, const ReduceStep&) = default;
 };
 struct MapStep {
@@ -153,7 +201,18 @@ struct EmbedStep {
   Layout into;                 // a view of dst's buffer with src's shape (strides may add up)
   friend bool operator==(const EmbedStep&, const EmbedStep&) = default;
 };
-using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep>;
+/// dst = a normalization of srcs[0] along `axes`, or (backward) its dX from srcs dY and Y
+/// (softmax, log_softmax) or X (layer_norm, rms_norm). Every src has dst's shape.
+struct NormStep {
+  std::vector<int> srcs;
+  int dst = 0;
+  Normalization kind = Normalization::softmax;
+  bool backward = false;
+  std::vector<int> axes;       // the dims normalized along (a row: one index of the others)
+  double eps = 0;              // layer_norm, rms_norm: added to the variance / mean square
+  friend bool operator==(const NormStep&, const NormStep&) = default;
+};
+using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep, NormStep>;
 
 /// The source values a step reads, in order.
 std::vector<int> sources(const Step& step);

@@ -67,6 +67,9 @@ struct OpSpec {
   ContractionOrder order = ContractionOrder::optimal;  // einsum
   AxisLengths lengths;                               // axis lengths given by name
   OrderGoal goal;                                    // einsum: what the order minimizes
+  std::int64_t correction = 1;                       // reduce var, std: divide by n - correction
+  Normalization normalization = Normalization::softmax;  // normalize
+  double eps = 0;                                    // normalize layer_norm, rms_norm
 
   static OpSpec einsum(AxisLengths lengths = {}, OrderGoal goal = {}) {
     return {Op::einsum, {}, {}, {}, {}, std::move(lengths), goal};
@@ -74,11 +77,22 @@ struct OpSpec {
   static OpSpec rearrange(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
     return {Op::rearrange, {}, {}, copy, {}, std::move(lengths), {}};
   }
-  static OpSpec reduce(Reduction r, AxisLengths lengths = {}) { return {Op::reduce, r, {}, {}, {}, std::move(lengths), {}}; }
+  static OpSpec reduce(Reduction r, AxisLengths lengths = {}, std::int64_t correction = 1) {
+    return {Op::reduce, r, {}, {}, {}, std::move(lengths), {}, correction};
+  }
   static OpSpec repeat(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
     return {Op::repeat, {}, {}, copy, {}, std::move(lengths), {}};
   }
   static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {Op::map, {}, f, {}, {}, std::move(lengths), {}}; }
+  /// eps: layer_norm and rms_norm only (softmax and log_softmax ignore it).
+  static OpSpec normalize(Normalization n, double eps = 0, AxisLengths lengths = {}) {
+    OpSpec s;
+    s.op = Op::normalize;
+    s.normalization = n;
+    s.eps = takes_eps(n) ? eps : 0.0;
+    s.lengths = std::move(lengths);
+    return s;
+  }
 
   /// "einsum", "reduce mean", "map gelu", "rearrange (copy always)": for messages.
   std::string str() const;
@@ -94,8 +108,10 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
 
 Plan plan_rearrange(const ast::Pattern& pattern, const Layout& input, DType dtype,
                     const AxisLengths& lengths = {}, Copy copy = Copy::if_needed);
+/// `correction`: var and std divide by max(0, n - correction); no other reduction reads it.
+/// Throws Error for a negative correction.
 Plan plan_reduce(const ast::Pattern& pattern, const Layout& input, DType dtype,
-                 Reduction reduction, const AxisLengths& lengths = {});
+                 Reduction reduction, const AxisLengths& lengths = {}, std::int64_t correction = 1);
 Plan plan_repeat(const ast::Pattern& pattern, const Layout& input, DType dtype,
                  const AxisLengths& lengths = {}, Copy copy = Copy::if_needed);
 Plan plan_einsum(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype,
@@ -111,6 +127,12 @@ Plan plan_map(const ast::Pattern& pattern, MapFunction function, std::span<const
 /// Elementwise f(x, y) with named broadcasting: "b s h, h -> b s h" (= plan_map).
 Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs,
                  DType dtype, const AxisLengths& lengths = {});
+
+/// softmax, log_softmax, layer_norm or rms_norm of `input` along the axes `pattern` brackets
+/// (parse_bracketed's "b h q [k]"): one NormStep into a new buffer. DTypeError for a
+/// non-float dtype, Error for a negative or non-finite eps.
+Plan plan_normalize(const ast::Pattern& pattern, Normalization kind, const Layout& input, DType dtype,
+                    const AxisLengths& lengths = {}, double eps = 0);
 
 /// The shape each operand of `pattern` has when its axes have `sizes` (compositions
 /// multiply; anonymous axes are their number). Throws ShapeError naming a missing axis.

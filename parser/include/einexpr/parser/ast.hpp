@@ -16,7 +16,9 @@ namespace einexpr {
 /// The operations that take patterns; check() applies each one's rules.
 /// `map` is an elementwise binary op with named broadcasting ("b s h, h -> b s h"):
 /// einsum's syntax, but nothing may be summed (every input name is in the output).
-enum class Op : unsigned char { rearrange, reduce, repeat, einsum, map };
+/// `normalize` (softmax, layer_norm, ...) takes one tensor's dims with the axes it works
+/// along in brackets ("b h q [k]", parse_bracketed), checked as a rearrange onto itself.
+enum class Op : unsigned char { rearrange, reduce, repeat, einsum, map, normalize };
 const char* name(Op op) noexcept;
 
 namespace ast {
@@ -64,6 +66,7 @@ struct Pattern {
   std::vector<Operand> operands;  // left of "->": 1 for rearrange/reduce/repeat, 1..N for einsum
   Operand output;                 // right of "->" (may have no terms: a scalar)
   Span arrow;                     // where "->" is
+  std::vector<Span> brackets;     // parse_bracketed: each "[...]", brackets included
   friend bool operator==(const Pattern&, const Pattern&) = default;
 };
 

@@ -12,6 +12,8 @@
 //   - einsum: every output name appears in an input; no anonymous axes other than 1
 //   - einsum and map: compositions "(a b)" are allowed (views around the contraction),
 //     but not an ellipsis inside one in an input
+//   - normalize (parse_bracketed's patterns): one operand, checked as a rearrange onto
+//     itself (its output is its operand)
 //   - map: one or two operands; every output name appears in an input and every input
 //     name in the output (nothing is summed); no anonymous axes other than 1
 #include "einexpr/parser/ast.hpp"

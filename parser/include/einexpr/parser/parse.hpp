@@ -17,6 +17,13 @@ inline constexpr std::size_t max_pattern_length = 4096;
 /// Purely syntactic: which op it is for is checked by check().
 ast::Pattern parse(std::string_view text);
 
+/// Parses a normalization's pattern: one tensor's dims with the axes to work along in
+/// brackets, einx's notation ("b h q [k]", "... [d]", "b [h w] c", "b [(h w)] c"). The
+/// result has the dims as its one operand and again as its output (check(Op::normalize)
+/// checks it as a rearrange onto itself) and each bracket's span in `brackets`. Throws
+/// PatternError for a bracket that is unclosed, unopened, nested, empty or inside a group,
+/// for a pattern without brackets, and for "->" or ",".
+ast::Pattern parse_bracketed(std::string_view text);
 /// Parses an einops pack / unpack pattern ("i j * k"). Throws PatternError.
 ast::PackPattern parse_pack(std::string_view text);
 

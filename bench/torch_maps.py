@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""einexpr's elementwise maps and normalizations beside memcpy and beside torch, in one run.
+
+Each run times einexpr_bench's "map ..." workloads (bench/bench_maps.cpp: einexpr writing
+into an owned output ("out") and returning a new tensor ("fresh"), memcpy of the same bytes)
+and bench/bench_norms.cpp's softmax and layer_norm along the last axis of (65536, 1024)), then
+torch 1.13 on the same values (bench_f32's pattern over 256 MiB of f32) at the same thread
+count: torch's out= form (torch.exp(x, out=y); aten's _softmax.out; layer_norm has none, so
+its plain call) beside "out", and the plain call, which allocates its result, beside "fresh". Times are medians over the run's repetitions; across
+runs the table shows the median of the per-run values, so each ratio compares two numbers
+measured minutes apart at most.
+
+    /usr/bin/python3 bench/torch_maps.py [--bench build-rel/bench/einexpr_bench] [--runs 3]
+
+Needs Debian's python3 with numpy and torch (python3-torch); prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+import torch
+
+THREADS = 2
+ELEMENTS = 64 << 20  # 256 MiB of f32
+FUNCTIONS = ["gelu", "gelu_erf", "tanh", "exp", "sigmoid", "silu", "relu", "square", "softmax", "layer_norm"]
+ROWS, COLS = 65536, 1024  # the normalizations' shape (ELEMENTS in all)
+TARGETS = {"relu": 0.9, "square": 0.9}  # of memcpy; the others 0.5
+
+
+def torch_calls(x, y):
+    """function -> (out= call writing y, plain call returning a new tensor)."""
+    nn = torch._C._nn
+    x2, y2 = x.view(ROWS, COLS), y.view(ROWS, COLS)
+    return {
+        "gelu": (lambda: nn.gelu(x, approximate="tanh", out=y), lambda: nn.gelu(x, approximate="tanh")),
+        "gelu_erf": (lambda: nn.gelu(x, out=y), lambda: nn.gelu(x)),
+        "tanh": (lambda: torch.tanh(x, out=y), lambda: torch.tanh(x)),
+        "exp": (lambda: torch.exp(x, out=y), lambda: torch.exp(x)),
+        "sigmoid": (lambda: torch.sigmoid(x, out=y), lambda: torch.sigmoid(x)),
+        "silu": (lambda: nn.silu(x, out=y), lambda: nn.silu(x)),
+        "relu": (lambda: torch.clamp_min(x, 0, out=y), lambda: torch.relu(x)),
+        "square": (lambda: torch.square(x, out=y), lambda: torch.square(x)),
+        "softmax": (lambda: torch.ops.aten._softmax.out(x2, -1, False, out=y2), lambda: torch.softmax(x2, -1)),
+        "layer_norm": (lambda: torch.nn.functional.layer_norm(x2, (COLS,), eps=1e-5),
+                       lambda: torch.nn.functional.layer_norm(x2, (COLS,), eps=1e-5)),
+    }
+
+
+def median_time(f, repeats):
+    f()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_einexpr(binary, repetitions):
+    """{(function, role): median seconds} from one einexpr_bench run of the map workloads."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([binary, "--benchmark_filter=^(map |softmax |layer_norm )", f"--benchmark_repetitions={repetitions}",
+                        "--benchmark_min_time=0.2", f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
+                       check=True, stdout=subprocess.DEVNULL)
+        data = json.load(open(out.name))
+    times = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        workload, role, _ = [p.strip() for p in b["name"].split(" | ")]
+        words = workload.split()
+        function = words[1] if words[0] == "map" else words[0]
+        unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+        times.setdefault((function, role), []).append(b["real_time"] * unit)
+    return {k: statistics.median(v) for k, v in times.items()}, data.get("context", {})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", default="build-rel/bench/einexpr_bench")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7, help="torch timings per call and run")
+    args = parser.parse_args()
+    torch.set_num_threads(THREADS)
+    i = torch.arange(ELEMENTS, dtype=torch.int64)
+    x = ((i * 7919) % 2048).to(torch.float32) / 1024.0 - 1.0  # bench/harness.cpp's pattern_f32
+    del i
+    y = torch.empty_like(x)
+    calls = torch_calls(x, y)
+    per_run = []
+    for run in range(args.runs):
+        load = os.getloadavg()[0]
+        ein, context = run_einexpr(args.bench, 3)
+        tor = {}
+        for f in FUNCTIONS:
+            out_call, fresh_call = calls[f]
+            tor[(f, "out")] = median_time(out_call, args.repeats)
+            tor[(f, "fresh")] = median_time(fresh_call, args.repeats)
+        per_run.append((ein, tor, load))
+        print(f"run {run + 1} of {args.runs} done (load average {load:.1f} at its start)", flush=True)
+
+    def med(get):
+        return statistics.median(get(r) for r in per_run)
+
+    print(f"\ntorch {torch.__version__}, {THREADS} threads; Google Benchmark library: "
+          f"{context.get('library_build_type', '?')}; {args.runs} run(s), medians; load averages at the "
+          f"runs' starts: {', '.join(f'{r[2]:.1f}' for r in per_run)}\n")
+    print("| function | einexpr out | memcpy | stream copy | of the limit | target | torch out= | einexpr ÷ torch (out) "
+          "| einexpr fresh | torch fresh | einexpr ÷ torch (fresh) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for f in FUNCTIONS:
+        e_out = med(lambda r: r[0][(f, "out")])
+        memcpy = med(lambda r: r[0][(f, "limit:memcpy")])
+        stream = med(lambda r: r[0][(f, "limit:stream")])
+        # the limit: the faster copy of the same bytes in that run
+        share = med(lambda r: min(r[0][(f, "limit:memcpy")], r[0][(f, "limit:stream")]) / r[0][(f, "out")])
+        t_out = med(lambda r: r[1][(f, "out")])
+        speed_out = med(lambda r: r[1][(f, "out")] / r[0][(f, "out")])
+        e_fresh = med(lambda r: r[0][(f, "fresh")])
+        t_fresh = med(lambda r: r[1][(f, "fresh")])
+        speed_fresh = med(lambda r: r[1][(f, "fresh")] / r[0][(f, "fresh")])
+        print(f"| {f} | {e_out * 1e3:.1f} ms | {memcpy * 1e3:.1f} ms | {stream * 1e3:.1f} ms | {share:.2f} | "
+              f"≥ {TARGETS.get(f, 0.5)} | "
+              f"{t_out * 1e3:.1f} ms | {speed_out:.2f}× | {e_fresh * 1e3:.1f} ms | {t_fresh * 1e3:.1f} ms | "
+              f"{speed_fresh:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()

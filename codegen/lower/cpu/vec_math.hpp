@@ -1,0 +1,96 @@
+#pragma once
+// The elementwise functions of plan.hpp's UnaryOp over contiguous f32 and f64 arrays, one
+// table of kernels per instruction set, the best one chosen at run time (so a build without
+// -march flags still runs AVX2 or AVX-512 code where the CPU has it):
+//   avx512  AVX-512F, 16 floats / 8 doubles a vector   (vec_math_avx512.cpp)
+//   avx2    AVX2 + FMA, 8 floats / 4 doubles            (vec_math_avx2.cpp)
+//   scalar  one element at a time with <cmath>          (vec_math_scalar.cpp; any CPU)
+// The transcendental functions are Sleef's vector functions (Debian libsleef-dev), with
+// Sleef's stated error bounds in ULPs (u10 = 1.0 ULP, u15 = 1.5, u35 = 3.5); relu, abs,
+// neg, square, sqrt, rsqrt and reciprocal are plain vector instructions. The formulas,
+// written once over an ISA's vector type, are in vec_math_kernels.hpp.
+//
+// Error bounds, in ULPs of the result's dtype (f32 or f64), against the exact value, over
+// every input (±0, ±inf, NaN and denormals included; tests/codegen/test_vec_math.cpp
+// checks them against an f64 (for f32) or long double (for f64) reference):
+//   relu abs neg                    exact
+//   square sqrt reciprocal          0.5 (one rounding)
+//   rsqrt                           1.5 (1 / sqrt(x): two roundings)
+//   exp log erf                     1.0 (Sleef expf/logf/erff u10)
+//   tanh                            3.5 (Sleef tanhf u35: 3x faster than u10 here)
+//   sigmoid                         3.0 (e = exp(-|x|) 1.0, r = 1/(1+e), and e·r for x < 0)
+//   silu                            3.5 (x · sigmoid(x))
+//   softplus                        2.5 (log1p(exp(x)), u10 each; x itself where x > 20)
+//   gelu  (x · sigmoid(2z), z = sqrt(2/pi)(x + 0.044715x^3), the tanh form rewritten)
+//                                   4 + 2.5·|2z| (the rounding of 2z, a few ULPs, is
+//                                   amplified |2z| times by exp in the left tail, where
+//                                   gelu(x) ~ x·exp(2z); torch's tanh form is 100% off there)
+//   gelu_erf (0.5·x·erfc(-x/sqrt 2))  3 + x^2 for x < 0, else 3 (the rounding of x/sqrt 2
+//                                   is amplified 2t^2 = x^2 times by erfc(t) in the tail)
+// Results below the smallest normal number may be off by one unit of it (Sleef flushes
+// some tiny results to zero). At -inf, gelu, gelu_erf and silu are -0 (their limit).
+#include <cstdint>
+
+namespace einexpr::cpu::vec {
+
+/// y[i] = f(x[i]) for i < n. x == y is allowed (in place). `stream`: y is written with
+/// stores that bypass the cache (where y is aligned for them; the kernel fences after).
+template <class T>
+using Kernel = void (*)(const T* x, T* y, std::int64_t n, bool stream);
+
+/// One ISA's kernels for one element type, one per UnaryOp.
+template <class T>
+struct Kernels {
+  Kernel<T> relu, abs, neg, square, sqrt, rsqrt, reciprocal, exp, log, tanh, erf, sigmoid, silu, softplus, gelu,
+      gelu_erf;
+};
+
+/// A normalization's forward pass over one contiguous row of n elements (vec_math_rows.hpp:
+/// softmax, log_softmax, layer_norm, rms_norm; eps only for the last two). `stream`: y is
+/// written with streaming stores where aligned (call `fence` once after the rows);
+/// `scratch`: n elements apart from x and y.
+template <class T>
+using RowKernel = void (*)(const T* x, T* y, std::int64_t n, T eps, bool stream, T* scratch);
+template <class T>
+struct RowKernels {
+  RowKernel<T> softmax = nullptr, log_softmax = nullptr, layer_norm = nullptr, rms_norm = nullptr;
+  void (*fence)() = nullptr;
+};
+
+/// FMA chains on registers, no memory traffic: `fma_chains` independent chains of `lanes`
+/// elements each take `steps` fused multiply-adds (2 FLOPs each); returns their sum (so
+/// that the work is not optimized away). The 'cpu' device's peak is measured with it.
+inline constexpr int fma_chains = 12;
+template <class T>
+struct FmaProbe {
+  T (*run)(std::int64_t steps) = nullptr;
+  int lanes = 1;
+};
+
+struct Table {
+  const char* isa = "";  // "scalar", "avx2", "avx512"
+  Kernels<float> f32;
+  Kernels<double> f64;
+  RowKernels<float> rows_f32;
+  RowKernels<double> rows_f64;
+  FmaProbe<float> fma_f32;
+  FmaProbe<double> fma_f64;
+};
+
+/// The fastest table this CPU runs, chosen on the first call.
+const Table& best_table() noexcept;
+
+/// Every table this CPU runs, slowest first (the scalar table is always there).
+struct Tables {
+  const Table* list[3] = {};
+  int count = 0;
+};
+Tables runnable_tables() noexcept;
+
+namespace detail {
+Table scalar_table() noexcept;
+Table avx2_table() noexcept;    // x86-64 builds only
+Table avx512_table() noexcept;  // x86-64 builds only
+}  // namespace detail
+
+}  // namespace einexpr::cpu::vec

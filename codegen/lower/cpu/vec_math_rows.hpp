@@ -1,0 +1,171 @@
+#pragma once
+// The normalizations' row functions (vec_math.hpp's RowKernels: NormStep forward on the
+// CPU) over one contiguous row of n elements, written once over an ISA's traits V as
+// vec_math_kernels.hpp's functions are, and under the same rules (included only by the
+// vec_math_{scalar,avx2,avx512}.cpp files; no library templates).
+//   softmax      exp(x - m) / sum exp(x - m), m the row's maximum
+//   log_softmax  (x - m) - log(sum exp(x - m))
+//   layer_norm   (x - mean) / sqrt(var + eps), var the population variance by two passes
+//                (everything centered on x[0] first, so rows far from 0 keep their digits)
+//   rms_norm     x / sqrt(mean(x²) + eps)
+// A row with NaN or +inf gives NaN everywhere (x - m is NaN there), as torch; a row of
+// -inf too (-inf - -inf). The row is read from memory once: every later pass finds it in
+// the L1 or L2 cache. `stream`: y is written with streaming stores where it is aligned for
+// them (it is not read again; the caller fences). `scratch` (n elements, apart from x and
+// y): softmax's exponentials before the scaling, so that y is written once.
+#include <cstdint>
+
+#include "vec_math_kernels.hpp"
+
+namespace einexpr::cpu::vec {
+
+template <class V>
+struct Rows {
+  using T = typename V::T;
+  using R = typename V::R;
+  static constexpr int w = V::width;
+
+  static R load_partial(const T* x, std::int64_t n, T pad) {
+    T b[w];
+    for (int k = 0; k < w; ++k) b[k] = k < n ? x[k] : pad;
+    return V::load(b);
+  }
+  static void store_partial(T* y, R v, std::int64_t n) {
+    T b[w];
+    V::store(b, v);
+    for (std::int64_t k = 0; k < n; ++k) y[k] = b[k];
+  }
+  static T hsum(R v) {
+    T b[w];
+    V::store(b, v);
+    T s = 0;
+    for (int k = 0; k < w; ++k) s += b[k];
+    return s;
+  }
+  static T hmax(R v) {
+    T b[w];
+    V::store(b, v);
+    T m = b[0];
+    for (int k = 1; k < w; ++k) m = b[k] > m ? b[k] : m;
+    return m;
+  }
+
+  /// sum over the row of F(x): two vectors in flight; the tail's missing lanes count 0.
+  template <class F>
+  static T sum(const T* x, std::int64_t n, F f) {
+    R s0 = V::zero(), s1 = V::zero();
+    std::int64_t i = 0;
+    for (; i + 2 * w <= n; i += 2 * w) {
+      s0 = V::add(s0, f(V::load(x + i)));
+      s1 = V::add(s1, f(V::load(x + i + w)));
+    }
+    for (; i + w <= n; i += w) s0 = V::add(s0, f(V::load(x + i)));
+    if (i < n) {
+      T b[w];
+      V::store(b, f(load_partial(x + i, n - i, x[i])));
+      for (std::int64_t k = n - i; k < w; ++k) b[k] = T(0);
+      s1 = V::add(s1, V::load(b));
+    }
+    return hsum(V::add(s0, s1));
+  }
+
+  static T max_of(const T* x, std::int64_t n) {
+    const T minus_inf = -__builtin_inf();
+    R m0 = V::set(minus_inf), m1 = m0;
+    std::int64_t i = 0;
+    for (; i + 2 * w <= n; i += 2 * w) {
+      m0 = V::max(m0, V::load(x + i));
+      m1 = V::max(m1, V::load(x + i + w));
+    }
+    for (; i + w <= n; i += w) m0 = V::max(m0, V::load(x + i));
+    if (i < n) m1 = V::max(m1, load_partial(x + i, n - i, minus_inf));
+    return hmax(V::max(m0, m1));
+  }
+
+  /// y[i] = F(x[i]), streamed where asked and y is aligned.
+  template <class F>
+  static void write(const T* x, T* y, std::int64_t n, bool stream, F f) {
+    std::int64_t i = 0;
+    if (stream && w > 1 && reinterpret_cast<std::uintptr_t>(y) % V::align == 0) {
+      for (; i + w <= n; i += w) V::stream(y + i, f(V::load(x + i)));
+    } else {
+      for (; i + w <= n; i += w) V::store(y + i, f(V::load(x + i)));
+    }
+    if (i < n) store_partial(y + i, f(load_partial(x + i, n - i, T(0))), n - i);
+  }
+
+  static void softmax(const T* x, T* y, std::int64_t n, T /*eps*/, bool stream, T* scratch) {
+    if (n <= 0) return;
+    const R m = V::set(max_of(x, n));
+    T* e = stream ? scratch : y;
+    R s0 = V::zero(), s1 = V::zero();
+    std::int64_t i = 0;
+    for (; i + 2 * w <= n; i += 2 * w) {
+      const R a = V::exp(V::sub(V::load(x + i), m)), b = V::exp(V::sub(V::load(x + i + w), m));
+      V::store(e + i, a);
+      V::store(e + i + w, b);
+      s0 = V::add(s0, a);
+      s1 = V::add(s1, b);
+    }
+    for (; i + w <= n; i += w) {
+      const R a = V::exp(V::sub(V::load(x + i), m));
+      V::store(e + i, a);
+      s0 = V::add(s0, a);
+    }
+    if (i < n) {
+      const R a = V::exp(V::sub(load_partial(x + i, n - i, -__builtin_inf()), m));  // padding: exp(-inf) = 0
+      store_partial(e + i, a, n - i);
+      s1 = V::add(s1, a);
+    }
+    const R r = V::set(T(1) / hsum(V::add(s0, s1)));
+    write(e, y, n, stream, [&](R v) { return V::mul(v, r); });
+  }
+
+  static void log_softmax(const T* x, T* y, std::int64_t n, T /*eps*/, bool stream, T* /*scratch*/) {
+    if (n <= 0) return;
+    const T mx = max_of(x, n);
+    const R m = V::set(mx);
+    const T s = sum(x, n, [&](R v) { return V::exp(V::sub(v, m)); });
+    T l[w] = {};
+    l[0] = s;
+    V::store(l, V::log(V::load(l)));  // log of the sum, through the ISA's log
+    const R lv = V::set(l[0]);  // (x - m) - log s: m + log s would round away x's low digits
+    write(x, y, n, stream, [&](R v) { return V::sub(V::sub(v, m), lv); });
+  }
+
+  static void layer_norm(const T* x, T* y, std::int64_t n, T eps, bool stream, T* /*scratch*/) {
+    if (n <= 0) return;
+    // Centered on p = x[0]: x - p is exact for x near p, so the mean of a row far from 0
+    // (1e4 + noise in f32) keeps its digits: x - mean = (x - p) - d, d = mean(x - p).
+    const R p = V::set(x[0]);
+    const R d = V::set(sum(x, n, [&](R v) { return V::sub(v, p); }) / static_cast<T>(n));
+    const auto centered = [&](R v) { return V::sub(V::sub(v, p), d); };
+    const T var = sum(x, n, [&](R v) {
+                    const R c = centered(v);
+                    return V::mul(c, c);
+                  }) / static_cast<T>(n);
+    const R r = V::div(V::set(T(1)), V::sqrt(V::set(var + eps)));
+    write(x, y, n, stream, [&](R v) { return V::mul(centered(v), r); });
+  }
+
+  static void rms_norm(const T* x, T* y, std::int64_t n, T eps, bool stream, T* /*scratch*/) {
+    if (n <= 0) return;
+    const T ms = sum(x, n, [&](R v) { return V::mul(v, v); }) / static_cast<T>(n);
+    const R r = V::div(V::set(T(1)), V::sqrt(V::set(ms + eps)));
+    write(x, y, n, stream, [&](R v) { return V::mul(v, r); });
+  }
+};
+
+/// The row kernels for the ISA traits V.
+template <class V>
+RowKernels<typename V::T> make_row_kernels() {
+  RowKernels<typename V::T> k;
+  k.softmax = &Rows<V>::softmax;
+  k.log_softmax = &Rows<V>::log_softmax;
+  k.layer_norm = &Rows<V>::layer_norm;
+  k.rms_norm = &Rows<V>::rms_norm;
+  k.fence = &V::fence;
+  return k;
+}
+
+}  // namespace einexpr::cpu::vec

@@ -1,0 +1,200 @@
+// The elementwise math of the CPU lowering (codegen/lower/cpu/vec_math.hpp) against its
+// stated error bounds in ULPs, over the whole input range: every table this CPU runs
+// (scalar, AVX2, AVX-512), f32 against an f64 reference and f64 against a long double one,
+// on random bit patterns (every exponent, denormals, ±inf, NaN), values where the
+// functions bend or overflow, and ordinary values; then every bf16 and f16 value and
+// every fp8 value through the map kernel, within one ULP of the dtype.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cpu_reference.hpp"
+#include "lower/cpu/vec_math_ops.hpp"
+#include "plan_builder.hpp"
+#include "unary_reference.hpp"
+
+using namespace einexpr;
+using namespace einexpr::test;
+using testing_support::unary_reference;
+using LD = long double;
+namespace vec = einexpr::cpu::vec;
+
+namespace {
+
+/// The bound vec_math.hpp states for `op` at input x, in ULPs.
+double ulp_bound(UnaryOp op, LD x) {
+  switch (op) {
+    case UnaryOp::relu: case UnaryOp::abs: case UnaryOp::neg: return 0;
+    case UnaryOp::square: case UnaryOp::sqrt: case UnaryOp::reciprocal: return 0.5;
+    case UnaryOp::rsqrt: return 1.5;
+    case UnaryOp::exp: case UnaryOp::log: case UnaryOp::erf: return 1.0;
+    case UnaryOp::tanh: return 3.5;
+    case UnaryOp::sigmoid: return 3.0;
+    case UnaryOp::silu: return 3.5;
+    case UnaryOp::softplus: return 2.5;
+    case UnaryOp::gelu: {
+      const LD t = std::fabs(x * (1.5957691216057308L + 1.5957691216057308L * 0.044715L * x * x));
+      return std::isfinite(t) ? static_cast<double>(4 + 2.5L * t) : 4.0;
+    }
+    case UnaryOp::gelu_erf: return x < 0 && std::isfinite(x) ? static_cast<double>(4 + 2 * x * x) : 4.0;
+  }
+  return 0;
+}
+
+/// The error of `got` against the exact `want`, in ULPs of T at want (values beyond T's
+/// range, infinities included, count as 2^max_exponent, one ULP above the largest finite
+/// T); -1 when exactly one is NaN. An absolute error below T's smallest normal number counts
+/// as 0 (vec_math.hpp: intermediates in the subnormal range lose their precision).
+template <class T>
+double ulp_error(T got, LD want) {
+  using L = std::numeric_limits<T>;
+  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want) ? 0 : -1;
+  if (static_cast<LD>(got) == want) return 0;
+  const LD top = std::ldexp(LD(1), L::max_exponent);
+  auto clamped = [&](LD v) { return std::fabs(v) >= top ? std::copysign(top, v) : v; };
+  const LD g = clamped(got), w = clamped(want);
+  if (std::fabs(g - w) < L::min()) return 0;
+  const int e = std::max(std::ilogb(std::min(std::fabs(w), static_cast<LD>(L::max()))), L::min_exponent - 1);
+  return static_cast<double>(std::fabs(g - w) / std::ldexp(LD(1), e - (L::digits - 1)));
+}
+
+/// Inputs over the whole range: bit patterns, then the special and bending points, then
+/// ordinary values in [-25, 25] and tiny ones.
+template <class T>
+std::vector<T> whole_range(std::size_t random_bits, std::uint64_t seed) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  using L = std::numeric_limits<T>;
+  std::mt19937_64 rng(seed);
+  std::vector<T> v;
+  for (std::size_t i = 0; i < random_bits; ++i) {
+    const U bits = static_cast<U>(rng());
+    T x;
+    std::memcpy(&x, &bits, sizeof x);
+    v.push_back(x);
+  }
+  const T specials[] = {T(0), L::infinity(), L::quiet_NaN(), L::min(), L::denorm_min(), L::max(), T(1), T(0.5),
+                        T(20), std::nextafter(T(20), T(21)), std::nextafter(T(20), T(19)), T(88.72), T(88.73),
+                        T(87.33), T(103.97), T(709.78), T(709.79), T(745.2), T(10.4), T(9), T(13), T(1e-8),
+                        T(1e-30), T(3e-39), T(5.5), T(0.7)};
+  for (T s : specials) v.insert(v.end(), {s, -s});
+  std::uniform_real_distribution<double> wide(-25, 25), tiny(-1e-3, 1e-3);
+  for (std::size_t i = 0; i < random_bits / 2; ++i) v.push_back(static_cast<T>(wide(rng)));
+  for (std::size_t i = 0; i < random_bits / 8; ++i) v.push_back(static_cast<T>(tiny(rng)));
+  return v;
+}
+
+/// Runs `op` from `table` over the inputs (in place, and streamed into a buffer one
+/// element off its alignment) and checks every result against its bound.
+template <class T, class R>
+void check_table(const vec::Kernels<T>& kernels, UnaryOp op, const std::vector<T>& in) {
+  const vec::Kernel<T> f = vec::kernel_for(kernels, op);
+  REQUIRE(f != nullptr);
+  std::vector<T> out = in;
+  f(out.data(), out.data(), static_cast<std::int64_t>(out.size()), false);
+  std::vector<T> streamed(in.size() + 1);
+  f(in.data(), streamed.data() + 1, static_cast<std::int64_t>(in.size()), true);
+  double worst = 0;
+  int bad = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const LD want = unary_reference<R>(op, static_cast<R>(in[i]));
+    const double err = ulp_error<T>(out[i], want), bound = ulp_bound(op, in[i]);
+    worst = std::max(worst, err);
+    const bool same = std::memcmp(&out[i], &streamed[i + 1], sizeof(T)) == 0 || (out[i] != out[i] && streamed[i + 1] != streamed[i + 1]);
+    if ((err < 0 || err > bound || !same) && ++bad <= 5) {
+      INFO("x = " << static_cast<double>(in[i]) << ": got " << static_cast<double>(out[i]) << " (streamed "
+                  << static_cast<double>(streamed[i + 1]) << "), want " << static_cast<double>(want) << ": " << err
+                  << " ULPs, bound " << bound);
+      CHECK(false);
+    }
+  }
+  INFO("worst error " << worst << " ULPs over " << in.size() << " inputs");
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("every vec_math table is within its ULP bounds over the whole f32 and f64 range", "[lower_cpu][vec_math]") {
+  const vec::Tables tables = vec::runnable_tables();
+  REQUIRE(tables.count >= 1);
+  CHECK(std::string(vec::best_table().isa) == tables.list[tables.count - 1]->isa);
+  const std::vector<float> f32 = whole_range<float>(1 << 14, 1);
+  const std::vector<double> f64 = whole_range<double>(1 << 12, 2);
+  for (int t = 0; t < tables.count; ++t)
+    for (UnaryOp op : all_unary_ops) {
+      CAPTURE(tables.list[t]->isa, name(op));
+      check_table<float, double>(tables.list[t]->f32, op, f32);
+      check_table<double, LD>(tables.list[t]->f64, op, f64);
+    }
+}
+
+TEST_CASE("vec_math kernels handle every length and alignment", "[lower_cpu][vec_math]") {
+  const vec::Table& table = vec::best_table();
+  std::vector<float> x(80), y(80);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.37f - 9.0f;
+  for (std::int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 33, 63}) {
+    for (int shift : {0, 1, 3}) {
+      CAPTURE(n, shift);
+      std::fill(y.begin(), y.end(), -1.0f);
+      table.f32.exp(x.data(), y.data() + shift, n, true);
+      for (std::int64_t i = 0; i < n; ++i) CHECK(y[static_cast<std::size_t>(shift + i)] == Approx(std::exp(x[static_cast<std::size_t>(i)])).epsilon(1e-6));
+      CHECK(y[static_cast<std::size_t>(shift + n)] == -1.0f);  // nothing written past the end
+      if (shift > 0) CHECK(y[static_cast<std::size_t>(shift - 1)] == -1.0f);
+    }
+  }
+}
+
+namespace {
+
+/// Every value of a 1- or 2-byte dtype, as a tensor of its bit patterns.
+Tensor every_value(DType dtype) {
+  const std::size_t n = element_size(dtype) == 1 ? 256 : 65536;
+  Tensor t = Tensor::zeros({static_cast<std::int64_t>(n)}, dtype);
+  auto* p = static_cast<unsigned char*>(t.data_ptr());
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(p + i * element_size(dtype), &i, element_size(dtype));
+  return t;
+}
+
+/// The spacing of `dtype`'s values at |v| (its finfo: digits of precision from eps, the
+/// smallest normal's exponent).
+double dtype_ulp(DType dtype, double v) {
+  const FInfo f = finfo(dtype);
+  const int digits = 1 - std::ilogb(f.eps);
+  const int e = std::max(std::ilogb(std::max(std::fabs(v), f.smallest_normal)), std::ilogb(f.smallest_normal));
+  return std::ldexp(1.0, e - (digits - 1));
+}
+
+}  // namespace
+
+TEST_CASE("every bf16, f16 and fp8 value is within one ULP of the dtype through the map kernel",
+          "[lower_cpu][vec_math]") {
+  for (DType dtype : {DType::bf16, DType::f16, DType::f8_e4m3, DType::f8_e5m2}) {
+    const Tensor x = every_value(dtype);
+    const std::vector<double> in = x.to_vector<double>();
+    for (UnaryOp op : all_unary_ops) {
+      CAPTURE(name(dtype), name(op));
+      PlanBuilder pb(dtype);
+      const int src = pb.input(x);
+      const std::vector<double> got = run_cpu(pb.finish(pb.map({src}, op, make_layout(x.shape()))), {x}).to_vector<double>();
+      std::vector<double> exact;
+      for (double v : in) exact.push_back(unary_reference(op, v));
+      const std::vector<double> want = Tensor::from_doubles(exact, x.shape(), dtype).to_vector<double>();
+      int bad = 0;
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        const double g = got[i], w = want[i];
+        const bool ok = g == w || (std::isnan(g) && std::isnan(w)) ||
+                        (std::isfinite(g) && std::isfinite(w) && std::fabs(g - w) <= dtype_ulp(dtype, w)) ||
+                        (std::isfinite(g) != std::isfinite(w) && std::fabs(std::isfinite(g) ? g : w) == finfo(dtype).max);
+        if (!ok && ++bad <= 5) {
+          INFO("x = " << in[i] << ": got " << g << ", want " << w << " (exact " << exact[i] << ")");
+          CHECK(ok);
+        }
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
