@@ -71,6 +71,7 @@ std::map<std::string, reference::Result> evaluate(const ProgramPlan& plan, const
           r = reference::binary(xs[0], xs[1], st.pattern, std::get<BinaryOp>(st.spec.function), l);
         }
         break;
+      case Op::normalize: FAIL("the model language has no normalize statement yet: " << st.name); break;
     }
     env[st.name] = Tensor::from_vector(r.values, r.shape);
     out[st.name] = r;
