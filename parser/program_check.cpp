@@ -146,7 +146,7 @@ void ProgramChecker::check(const ast::OutputDecl& decl) {
 }
 
 void ProgramChecker::check(const ast::Statement& s) {
-  const ProgramOp& row = program_op(s.op);
+  const ProgramOp& row = program_op(s.op_name.name);
   not_yet_defined(tensors_, s.name);
   tensor_count(s, row);
   for (const Identifier& in : s.inputs) use(tensors_, in.name, in.source, &s.name.source);

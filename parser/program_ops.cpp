@@ -15,6 +15,11 @@ constexpr ProgramOp ops[] = {
     {"reduce",    Op::reduce,    1, 1,                    FunctionArg::reduction},
     {"repeat",    Op::repeat,    1, 1,                    FunctionArg::none},
     {"map",       Op::map,       1, 2,                    FunctionArg::elementwise},
+    // normalizations along the pattern's bracketed axes: softmax(s, "B H S [T]")
+    {"softmax",     Op::normalize, 1, 1,                  FunctionArg::none},
+    {"log_softmax", Op::normalize, 1, 1,                  FunctionArg::none},
+    {"layer_norm",  Op::normalize, 1, 1,                  FunctionArg::none},
+    {"rms_norm",    Op::normalize, 1, 1,                  FunctionArg::none},
 };
 
 constexpr std::string_view reductions[] = {"sum", "mean", "max", "min", "prod", "any", "all",
@@ -35,10 +40,9 @@ const ProgramOp* find_program_op(std::string_view name) noexcept {
   return nullptr;
 }
 
-const ProgramOp& program_op(Op op) {
-  for (const ProgramOp& row : ops)
-    if (row.op == op) return row;
-  throw InternalError(std::string("no program op for ") + name(op), __FILE__, __LINE__);
+const ProgramOp& program_op(std::string_view name) {
+  if (const ProgramOp* row = find_program_op(name)) return *row;
+  throw InternalError("no program op named '" + std::string(name) + "'", __FILE__, __LINE__);
 }
 
 std::string program_op_names() {

@@ -29,9 +29,10 @@ struct ProgramOp {
 std::span<const ProgramOp> program_ops() noexcept;
 /// The row named `name`, or nullptr.
 const ProgramOp* find_program_op(std::string_view name) noexcept;
-/// The row of an Op that the table has (a statement's op always is).
-const ProgramOp& program_op(Op op);
-/// "einsum, rearrange, reduce, repeat, map": the table's names, for messages.
+/// The row named `name`, which the table has (a parsed statement's op_name always is).
+/// Several rows may share an Op (softmax, layer_norm, ... are all Op::normalize).
+const ProgramOp& program_op(std::string_view name);
+/// "einsum, rearrange, reduce, repeat, map, softmax, ...": the table's names, for messages.
 std::string program_op_names();
 
 /// The names a FUNCTION string may take: codegen's Reduction, UnaryOp and BinaryOp names

@@ -118,6 +118,10 @@ OpSpec ProgramPlanner::spec_of(const ast::Statement& s) const {
   OpSpec spec;
   spec.op = s.op;
   if (s.op == Op::reduce) spec.reduction = parse_reduction(s.function->text);
+  if (s.op == Op::normalize) {  // the op as written names the normalization; eps is torch's default
+    spec.normalization = parse_normalization(s.op_name.name);
+    spec.eps = default_eps(spec.normalization);
+  }
   if (s.op == Op::map)
     spec.function = s.inputs.size() == 1 ? MapFunction(parse_unary_op(s.function->text))
                                          : MapFunction(parse_binary_op(s.function->text));

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "einexpr/codegen/cost.hpp"
+#include "einexpr/codegen/planner.hpp"
 #include "einexpr/codegen/program_cost.hpp"
+#include "einexpr/parser/parse.hpp"
 #include "einexpr/parser/program.hpp"
 #include "model_files.hpp"
 
@@ -200,6 +203,42 @@ TEST_CASE("program cost: gradients flow only from the outputs toward the params"
     CHECK(statement(c, "dead").gradients.empty());
     CHECK(gradient_tensors(statement(c, "y")) == std::vector<std::string>{"w"});
     CHECK(c.params == Count(6));
+  }
+}
+
+TEST_CASE("program cost: a normalization statement costs what the op costs alone", "[program][cost]") {
+  const ProgramCost c = cost_text(
+      "axes B=4 D=3 E=5\ninput x: B D\nparam w: D E\n"
+      "h = einsum(x, w, \"B D, D E -> B E\")\n"
+      "n = layer_norm(h, \"B [E]\")\n"
+      "p = softmax(n, \"[B] E\")\n"
+      "r = rms_norm(p, \"B [E]\")\n"
+      "l = log_softmax(r, \"B [E]\")\n"
+      "loss = reduce(l, \"B E ->\", \"sum\")\n");
+  const Layout be{{4, 5}, {5, 1}, 0};
+  const struct {
+    const char* name;
+    Normalization kind;
+    const char* pattern;
+    const char* input;
+  } rows[] = {{"n", Normalization::layer_norm, "B [E]", "h"},
+              {"p", Normalization::softmax, "[B] E", "n"},
+              {"r", Normalization::rms_norm, "B [E]", "p"},
+              {"l", Normalization::log_softmax, "B [E]", "r"}};
+  for (const auto& row : rows) {
+    CAPTURE(row.name);
+    const StatementCost& st = statement(c, row.name);
+    // eps: torch's default where the normalization takes one
+    const ast::Pattern pattern = parse(row.pattern);
+    const Plan alone =
+        plan(OpSpec::normalize(row.kind, default_eps(row.kind)), &pattern, std::span<const Layout>(&be, 1), DType::f32);
+    CHECK(st.forward.flops == cost(alone).flops);
+    CHECK(st.forward.flops > Count(0));
+    CHECK(st.forward.bytes_read == Count(4 * 5 * 4));
+    // the gradient flows back toward w through every normalization
+    CHECK(gradient_tensors(st) == std::vector<std::string>{row.input});
+    CHECK(st.backward_flops == backward_cost(alone).flops);
+    CHECK(st.backward_flops > Count(0));
   }
 }
 

@@ -71,7 +71,20 @@ std::map<std::string, reference::Result> evaluate(const ProgramPlan& plan, const
           r = reference::binary(xs[0], xs[1], st.pattern, std::get<BinaryOp>(st.spec.function), l);
         }
         break;
-      case Op::normalize: FAIL("the model language has no normalize statement yet: " << st.name); break;
+      case Op::normalize: {  // "B S [D]": the bracketed axes are normalized along, the others kept
+        std::string dims, kept;
+        bool inside = false;
+        for (const char ch : st.pattern) {
+          if (ch == '[' || ch == ']') {
+            inside = ch == '[';
+            continue;
+          }
+          dims += ch;
+          if (!inside) kept += ch;
+        }
+        r = reference::normalize(xs[0], dims, kept, st.spec.normalization, st.spec.eps, l);
+        break;
+      }
     }
     env[st.name] = Tensor::from_vector(r.values, r.shape);
     out[st.name] = r;
@@ -99,6 +112,19 @@ const std::string views_program =
     "mx = reduce(w, \"A B ->\", \"max\")\n"        // 0-d
     "g = map(z, s, \"Q, R -> Q R\", \"sub\")\n"
     "output t s z mx d g\n";
+
+// Every normalization, along one axis, two, a leading one, and after a transposing view.
+const std::string norm_program =
+    "axes B=2 S=3 T=4 D=5\n"
+    "input x: B S D\ninput s: B S T\nparam g: D\n"
+    "ln = layer_norm(x, \"B S [D]\")\n"
+    "lg = map(ln, g, \"B S D, D -> B S D\", \"mul\")\n"
+    "rn = rms_norm(x, \"B [S D]\")\n"
+    "p = softmax(s, \"B S [T]\")\n"
+    "st = rearrange(s, \"B S T -> B T S\")\n"
+    "lp = log_softmax(st, \"B T [S]\")\n"
+    "q = softmax(lg, \"[B] S D\")\n"
+    "output lg rn p lp q\n";
 
 }  // namespace
 
@@ -134,6 +160,7 @@ TEST_CASE("program run: programs of every op against the naive f64 interpreter",
       {with_outputs("gpt2_block.ein", {"y", "p", "ln1", "q", "o1"}),
        {{"B", 2}, {"S", 3}, {"T", 3}, {"D", 8}, {"H", 2}, {"K", 4}, {"F", 6}}},
       {parse_program(views_program, "views.ein"), {}},
+      {parse_program(norm_program, "norm.ein"), {}},
   };
   for (const Row& row : rows) {
     CAPTURE(row.program.file);

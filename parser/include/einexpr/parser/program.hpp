@@ -20,8 +20,11 @@
 // DIMS: axis names separated by spaces, or compositions "(H K)" (a dim of length H·K); none
 // for a scalar. DTYPE: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool, last on the line.
 // OP: einsum (1..64 tensors), rearrange, reduce (+ a reduction), repeat (one tensor each),
-// map (one tensor + a unary function, or two + a binary one); FUNCTION: the reduction or
-// function name; AXIS=LEN defines an axis for the whole program, as an axes line would.
+// map (one tensor + a unary function, or two + a binary one), softmax, log_softmax,
+// layer_norm, rms_norm (one tensor; the pattern names the axes to normalize along in
+// brackets, "B S [D]"; eps is default_eps: 1e-5 for layer_norm as torch's, 1e-6 for
+// rms_norm); FUNCTION: the reduction or function name; AXIS=LEN defines an axis for the
+// whole program, as an axes line would.
 //
 // Names are checked without shapes (check order = source order, first fault reported):
 //   - every tensor and axis is defined before it is used, and defined once: a program reads
