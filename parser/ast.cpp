@@ -56,6 +56,25 @@ std::string to_string(const Operand& operand) {
 
 std::string to_string(const Pattern& pattern) {
   std::string s;
+  if (!pattern.brackets.empty() && pattern.operands.size() == 1) {  // parse_bracketed's "b h q [k]"
+    const std::vector<Term>& terms = pattern.operands[0].terms;
+    // The bracket a term stands in, or brackets.size() for none.
+    const auto bracket_of = [&](std::size_t i) {
+      const Span t = span_of(terms[i]);
+      std::size_t b = 0;
+      while (b < pattern.brackets.size() && !(pattern.brackets[b].begin < t.begin && t.end < pattern.brackets[b].end)) ++b;
+      return b;
+    };
+    const std::size_t none = pattern.brackets.size();
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      const std::size_t b = bracket_of(i);
+      if (i) s += ' ';
+      if (b != none && (i == 0 || bracket_of(i - 1) != b)) s += '[';
+      s += to_string(terms[i]);
+      if (b != none && (i + 1 == terms.size() || bracket_of(i + 1) != b)) s += ']';
+    }
+    return s;
+  }
   for (std::size_t i = 0; i < pattern.operands.size(); ++i) {
     if (i) s += ", ";
     s += to_string(pattern.operands[i]);

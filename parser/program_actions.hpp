@@ -231,7 +231,7 @@ struct action<string_arg> {
       return;
     }
     try {
-      b.pattern = ast::PatternArg{parse(body), b.source(in)};
+      b.pattern = ast::PatternArg{b.op == Op::normalize ? parse_bracketed(body) : parse(body), b.source(in)};
     } catch (const PatternError& e) {
       b.fail(at + 1 + e.position(), e.reason());  // the caret under the byte in the file
     }

@@ -229,7 +229,7 @@ TEST_CASE("program cost: a normalization statement costs what the op costs alone
     CAPTURE(row.name);
     const StatementCost& st = statement(c, row.name);
     // eps: torch's default where the normalization takes one
-    const ast::Pattern pattern = parse(row.pattern);
+    const ast::Pattern pattern = parse_bracketed(row.pattern);
     const Plan alone =
         plan(OpSpec::normalize(row.kind, default_eps(row.kind)), &pattern, std::span<const Layout>(&be, 1), DType::f32);
     CHECK(st.forward.flops == cost(alone).flops);

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "ast_strip.hpp"
 #include "ast_text.hpp"
 #include "einexpr/parser/ast.hpp"
 #include "einexpr/parser/parse.hpp"
@@ -292,6 +294,18 @@ TEST_CASE("parse_bracketed: the dims as operand and output, each bracket's span"
   }
 }
 
+TEST_CASE("to_string of a bracketed pattern: the dims, single-spaced, with their brackets", "[parse][brackets]") {
+  const std::pair<const char*, const char*> rows[] = {
+      {"b h q [k]", "b h q [k]"},       {" b  h\tq [ k ] ", "b h q [k]"},   {"[b] h [w]", "[b] h [w]"},
+      {"b [h  w] c", "b [h w] c"},      {"... [d]", "... [d]"},              {"b [(h w)] 1", "b [(h w)] 1"},
+      {"b[k]", "b [k]"},                {"[b][h] w", "[b] [h] w"},          {"[a b c]", "[a b c]"},
+  };
+  for (const auto& [pattern, canonical] : rows) {
+    CAPTURE(pattern);
+    CHECK(ast::to_string(einexpr::parse_bracketed(pattern)) == canonical);
+  }
+}
+
 TEST_CASE("parse_bracketed on random text: a pattern or a PatternError inside the text", "[parse][brackets]") {
   const std::string alphabet = "ab_1 [](),->.#\t";
   std::uint64_t state = 12345;
@@ -308,6 +322,10 @@ TEST_CASE("parse_bracketed on random text: a pattern or a PatternError inside th
       const ast::Pattern p = einexpr::parse_bracketed(text);
       CHECK(p.operands.size() == 1);
       CHECK_FALSE(p.brackets.empty());
+      // to_string keeps the brackets: it parses back to the same dims and brackets
+      const ast::Pattern q = einexpr::parse_bracketed(ast::to_string(p));
+      CHECK(einexpr::test::stripped(q) == einexpr::test::stripped(p));
+      CHECK(ast::to_string(q) == ast::to_string(p));
       for (const ast::Span& b : p.brackets) CHECK((b.begin < b.end && b.end <= text.size() && text[b.begin] == '['));
     } catch (const einexpr::PatternError& e) {
       CHECK(e.position() <= text.size());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "einexpr/codegen/plan.hpp"
+#include "einexpr/runtime/error.hpp"
 #include "program_ops.hpp"
 
 using namespace einexpr;
@@ -58,6 +59,6 @@ TEST_CASE("program names: the op table", "[program]") {
                                           "layer_norm", "rms_norm"});
   CHECK(program_op_names() == "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, rms_norm");
   CHECK(find_program_op("normalize") == nullptr);
-  CHECK_THROWS_AS(program_op("normalize"), InternalError);
+  CHECK_THROWS_AS(program_op("normalize"), einexpr::InternalError);
   CHECK(find_program_op("") == nullptr);
 }

@@ -81,7 +81,8 @@ struct PackPattern {
 Span span_of(const Term& term) noexcept;
 Span span_of(const Atom& atom) noexcept;
 
-/// Canonical text, single-spaced: "b (h d) -> b h d", "i j, j k -> i k".
+/// Canonical text, single-spaced: "b (h d) -> b h d", "i j, j k -> i k"; a pattern of
+/// parse_bracketed as its dims with their brackets: "b h q [k]", "[b h] (x y) [c]".
 std::string to_string(const Term& term);
 std::string to_string(const Operand& operand);
 std::string to_string(const Pattern& pattern);
