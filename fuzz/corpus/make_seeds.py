@@ -68,6 +68,11 @@ MODELS = [
     MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E")\ng = map(h, "B D -> B D", "exp")\n',
     "axes B=4\ninput x: B bf16\nparam w: B\nh = map(x, w, \"B, B -> B\", \"mul\")\n",
     "axes B=4\nparam w: B i64\nh = map(w, \"B -> B\", \"exp\")\n",
+    # normalizations along bracketed axes, and brackets where they do not belong
+    "axes B=2 S=3 D=4\ninput x: B S D\nparam g: D\nn = layer_norm(x, \"B S [D]\")\n"
+    "y = map(n, g, \"B S D, D -> B S D\", \"mul\")\np = softmax(y, \"B [S] D\")\n"
+    "r = rms_norm(p, \"B [S D]\")\nl = log_softmax(r, \"[B] S D\")\n",
+    MODEL_PRELUDE + 'n = softmax(x, "B D")\nm = layer_norm(x, "[B D] -> B D")\nr = reduce(x, "B [D] -> B", "sum")\n',
 ]
 
 
