@@ -155,6 +155,20 @@ Single resolve_single(const Tensor& x, const std::string& pattern, const AxisLen
   return s;
 }
 
+/// f(o, i) for every element i of a reduction's input and the output element o it goes to
+/// ("b h -> b 1 h": the output's anonymous 1s are at index 0).
+template <class F>
+void for_each_reduced(const Single& s, const Shape& in_shape, const Shape& out_shape, F f) {
+  const std::vector<std::string> right_atoms = atoms_of({&s.right});
+  for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
+    auto full = idx;
+    for (const std::string& a : right_atoms)
+      if (!full.count(a)) full[a] = 0;
+    f(static_cast<std::size_t>(flat_index(s.right, out_shape, full, s.lens)),
+      static_cast<std::size_t>(flat_index(s.left, in_shape, idx, s.lens)));
+  });
+}
+
 }  // namespace
 
 Result rearrange(const Tensor& x, const std::string& pattern, const AxisLengths& lengths) {
@@ -215,13 +229,8 @@ Result reduce(const Tensor& x, const std::string& pattern, Reduction reduction, 
   // Integers sum and multiply in int64 and wrap on overflow, as numpy does.
   const bool integer = is_integer(x.dtype());
   std::vector<std::uint64_t> iacc(n, reduction == Reduction::prod ? 1 : 0);
-  const std::vector<std::string> right_atoms = atoms_of({&s.right});
-  for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
-    auto full = idx;
-    for (const std::string& a : right_atoms)
-      if (!full.count(a)) full[a] = 0;  // anonymous 1s of the output ("b h -> b 1 h")
-    const auto o = static_cast<std::size_t>(flat_index(s.right, r.shape, full, s.lens));
-    const double v = in[static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens))];
+  for_each_reduced(s, x.shape(), r.shape, [&](std::size_t o, std::size_t i) {
+    const double v = in[i];
     const auto iv = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
     if (reduction == Reduction::sum) iacc[o] += iv;
     if (reduction == Reduction::prod) iacc[o] *= iv;
@@ -251,14 +260,7 @@ Result normalize(const Tensor& x, const std::string& dims, const std::string& ke
   Single s = resolve_single(x, dims + " -> " + kept, lengths);
   const Shape rows_shape = shape_of(s.right, s.lens);
   std::vector<std::vector<std::size_t>> rows(static_cast<std::size_t>(checked_numel(rows_shape)));
-  const std::vector<std::string> right_atoms = atoms_of({&s.right});
-  for_all(atoms_of({&s.left}), s.lens, [&](const auto& idx) {
-    auto full = idx;
-    for (const std::string& a : right_atoms)
-      if (!full.count(a)) full[a] = 0;
-    rows[static_cast<std::size_t>(flat_index(s.right, rows_shape, full, s.lens))].push_back(
-        static_cast<std::size_t>(flat_index(s.left, x.shape(), idx, s.lens)));
-  });
+  for_each_reduced(s, x.shape(), rows_shape, [&](std::size_t o, std::size_t i) { rows[o].push_back(i); });
   const std::vector<double> in = values_of(x);
   Result r{x.shape(), std::vector<double>(in.size())};
   for (const std::vector<std::size_t>& row : rows) {
@@ -282,31 +284,51 @@ Result normalize(const Tensor& x, const std::string& dims, const std::string& ke
   return r;
 }
 
-Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const AxisLengths& lengths) {
-  const ast::Pattern p = parse(pattern);
+namespace {
+
+/// An einsum's operands and output resolved to atoms with every length known.
+struct EinsumSides {
   std::map<std::string, std::int64_t> lens;
-  for (const auto& [n, l] : lengths) lens[n] = l;
+  std::vector<Side> operands;
+  Side out;
+  std::vector<std::string> atoms;  // every atom of the operands and the output
+};
+
+EinsumSides resolve_einsum(const std::vector<Tensor>& xs, const std::string& pattern, const AxisLengths& lengths) {
+  const ast::Pattern p = parse(pattern);
+  EinsumSides e;
+  for (const auto& [n, l] : lengths) e.lens[n] = l;
   int total = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
-  std::vector<Side> sides;
   int anon = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
-    if (xs[i].dim() == 0) sides.back().clear();  // "()" names a 0-d operand too
+    e.operands.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, e.lens, anon));
+    if (xs[i].dim() == 0) e.operands.back().clear();  // "()" names a 0-d operand too
   }
   for (int pass = 0; pass < 3; ++pass)  // single dims first, then groups by division
-    for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
-  const Side out = side_of(p.output, total, total, lens, anon);
+    for (std::size_t i = 0; i < xs.size(); ++i) learn(e.operands[i], xs[i].shape(), e.lens);
+  e.out = side_of(p.output, total, total, e.lens, anon);
   std::vector<const Side*> all;
-  for (const Side& s : sides) all.push_back(&s);
-  all.push_back(&out);
+  for (const Side& side : e.operands) all.push_back(&side);
+  all.push_back(&e.out);
+  e.atoms = atoms_of(all);
+  return e;
+}
+
+}  // namespace
+
+Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const AxisLengths& lengths) {
+  const EinsumSides e = resolve_einsum(xs, pattern, lengths);
+  const std::map<std::string, std::int64_t>& lens = e.lens;
+  const std::vector<Side>& sides = e.operands;
+  const Side& out = e.out;
   Result r{shape_of(out, lens), {}};
   r.values.assign(static_cast<std::size_t>(checked_numel(r.shape)), 0.0);
   std::vector<std::vector<double>> in;
   for (const Tensor& t : xs) in.push_back(values_of(t));
   const bool integer = is_integer(xs[0].dtype());
   std::vector<std::int64_t> iacc(r.values.size(), 0);
-  for_all(atoms_of(all), lens, [&](const auto& idx) {
+  for_all(e.atoms, lens, [&](const auto& idx) {
     double prod = 1;
     std::int64_t iprod = 1;
     for (std::size_t i = 0; i < xs.size(); ++i) {
@@ -325,23 +347,10 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
 
 std::vector<Result> einsum_gradients(const std::vector<Tensor>& xs, const std::string& pattern,
                                      const std::vector<double>& dy, const AxisLengths& lengths) {
-  const ast::Pattern p = parse(pattern);
-  std::map<std::string, std::int64_t> lens;
-  for (const auto& [n, l] : lengths) lens[n] = l;
-  int total = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) total = std::max(total, ellipsis_of(p.operands[i], xs[i].dim()));
-  std::vector<Side> sides;
-  int anon = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    sides.push_back(side_of(p.operands[i], ellipsis_of(p.operands[i], xs[i].dim()), total, lens, anon));
-    if (xs[i].dim() == 0) sides.back().clear();  // "()" names a 0-d operand too
-  }
-  for (int pass = 0; pass < 3; ++pass)
-    for (std::size_t i = 0; i < xs.size(); ++i) learn(sides[i], xs[i].shape(), lens);
-  const Side out = side_of(p.output, total, total, lens, anon);
-  std::vector<const Side*> all;
-  for (const Side& s : sides) all.push_back(&s);
-  all.push_back(&out);
+  const EinsumSides e = resolve_einsum(xs, pattern, lengths);
+  const std::map<std::string, std::int64_t>& lens = e.lens;
+  const std::vector<Side>& sides = e.operands;
+  const Side& out = e.out;
   const Shape out_shape = shape_of(out, lens);
   std::vector<std::vector<double>> in;
   std::vector<Result> grads;
@@ -352,7 +361,7 @@ std::vector<Result> einsum_gradients(const std::vector<Tensor>& xs, const std::s
   const std::size_t n = xs.size();
   std::vector<std::size_t> at(n);
   std::vector<double> prefix(n + 1), suffix(n + 1);
-  for_all(atoms_of(all), lens, [&](const auto& idx) {
+  for_all(e.atoms, lens, [&](const auto& idx) {
     for (std::size_t i = 0; i < n; ++i) at[i] = static_cast<std::size_t>(flat_index(sides[i], xs[i].shape(), idx, lens));
     prefix[0] = suffix[n] = 1;
     for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] * in[i][at[i]];
