@@ -80,8 +80,20 @@ void bind_ops(py::module_& m) {
       Release());
   m.def(
       "reduce",
-      [](const Tensor& x, const std::string& p, const std::string& r, const AxisLengths& l) {
-        return reduce(x, p, std::string_view(r), l);
+      [](const Tensor& x, const std::string& p, const std::string& r, const AxisLengths& l, std::int64_t correction) {
+        return reduce(x, p, std::string_view(r), l, correction);  // correction: var and std, as torch's
+      },
+      Release());
+  m.def(
+      "normalize",
+      [](const Tensor& x, const std::string& p, const std::string& kind, double eps, const AxisLengths& l) {
+        return normalize(x, p, parse_normalization(kind), eps, l);
+      },
+      Release());
+  m.def(
+      "map_pattern",
+      [](const Tensor& x, const std::string& p, const std::string& f, const AxisLengths& l) {
+        return map(x, p, std::string_view(f), l);
       },
       Release());
   m.def(

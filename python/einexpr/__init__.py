@@ -22,7 +22,8 @@ from ._einexpr import (AllocationError, ArgumentError, DeviceError, DTypeError, 
                        PatternError, ShapeError, Tensor, __version__, has_cuda)
 from . import _einexpr as _core
 
-__all__ = ["einsum", "rearrange", "reduce", "repeat", "map", "pack", "unpack", "parse_shape", "cost", "explain",
+__all__ = ["einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax", "layer_norm", "rms_norm",
+           "pack", "unpack", "parse_shape", "cost", "explain",
            "Tensor", "Error", "PatternError", "ShapeError", "DTypeError", "DeviceError", "AllocationError",
            "InternalError", "ArgumentError", "__version__", "has_cuda"]
 
@@ -145,10 +146,14 @@ def rearrange(x, pattern, **lengths):
     return _result(_core.rearrange(t, _pattern(pattern), _lengths(lengths)), kind)
 
 
-def reduce(x, pattern, reduction, **lengths):
-    """reduce(x, "b s h -> b h", "mean"): sum, mean, max, min, prod (any, all on bool)."""
+def reduce(x, pattern, reduction, *, correction=1, **lengths):
+    """reduce(x, "b s h -> b h", "mean"): sum, mean, max, min, prod (any, all on bool), and on
+    floats var and std (divided by n - correction; 1 by default, as torch) and logsumexp."""
     t, kind = _tensor(x, "the input")
-    return _result(_core.reduce(t, _pattern(pattern), _pattern(reduction, "reduction"), _lengths(lengths)), kind)
+    if isinstance(correction, bool) or not isinstance(correction, int) or correction < 0:
+        raise ArgumentError(f"correction must be a non-negative int, not {correction!r}")
+    return _result(_core.reduce(t, _pattern(pattern), _pattern(reduction, "reduction"), _lengths(lengths),
+                                correction), kind)
 
 
 def repeat(x, pattern, **lengths):
@@ -157,19 +162,52 @@ def repeat(x, pattern, **lengths):
     return _result(_core.repeat(t, _pattern(pattern), _lengths(lengths)), kind)
 
 
-def map(x, *args):  # noqa: A001 (einexpr.map, as in C++)
-    """map(x, "relu") elementwise; map(x, y, "b s h, h -> b s h", "add") with named broadcasting.
+def map(x, *args, **lengths):  # noqa: A001 (einexpr.map, as in C++)
+    """map(x, "relu") elementwise; map(x, "b s (h d) -> b h s d", "gelu", h=8) around a
+    rearrange; map(x, y, "b s h, h -> b s h", "add") with named broadcasting.
 
-    Unary: relu gelu exp log square sqrt rsqrt neg abs sigmoid tanh silu reciprocal.
-    Binary: add sub mul div maximum minimum.
+    Unary: relu gelu gelu_erf exp log square sqrt rsqrt neg abs sigmoid tanh silu reciprocal
+    erf softplus. Binary: add sub mul div maximum minimum.
     """
-    if len(args) == 1:
+    if len(args) == 1 and not lengths:
         t, kind = _tensor(x, "the input")
         return _result(_core.map_unary(t, _pattern(args[0], "function")), kind)
-    if len(args) == 3:
+    if len(args) == 2 and isinstance(args[0], str):
+        t, kind = _tensor(x, "the input")
+        return _result(_core.map_pattern(t, _pattern(args[0]), _pattern(args[1], "function"), _lengths(lengths)),
+                       kind)
+    if len(args) == 3 and not lengths:
         (t, u), kind = _tensors([x, args[0]], "operand")
         return _result(_core.map_binary(t, u, _pattern(args[1]), _pattern(args[2], "function")), kind)
-    raise ArgumentError("map(x, function) or map(x, y, pattern, function)")
+    raise ArgumentError("map(x, function), map(x, pattern, function, **lengths) or map(x, y, pattern, function)")
+
+
+def _normalize(x, pattern, kind, eps, lengths):
+    t, rkind = _tensor(x, "the input")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+        raise ArgumentError(f"eps must be a non-negative number, not {eps!r}")
+    return _result(_core.normalize(t, _pattern(pattern), kind, float(eps), _lengths(lengths)), rkind)
+
+
+def softmax(x, pattern, **lengths):
+    """softmax(x, "b h q [k]"): exp(x - max) / sum along the bracketed axes (einx's notation)."""
+    return _normalize(x, pattern, "softmax", 0.0, lengths)
+
+
+def log_softmax(x, pattern, **lengths):
+    """log_softmax(x, "b h q [k]"): x - max - log(sum exp(x - max)) along the bracketed axes."""
+    return _normalize(x, pattern, "log_softmax", 0.0, lengths)
+
+
+def layer_norm(x, pattern, eps=1e-5, **lengths):
+    """layer_norm(x, "b s [d]"): (x - mean) / sqrt(var + eps) along the bracketed axes, the
+    population variance as torch's layer_norm; no affine part (multiply and add with map)."""
+    return _normalize(x, pattern, "layer_norm", eps, lengths)
+
+
+def rms_norm(x, pattern, eps=1e-6, **lengths):
+    """rms_norm(x, "b s [d]"): x / sqrt(mean(x^2) + eps) along the bracketed axes."""
+    return _normalize(x, pattern, "rms_norm", eps, lengths)
 
 
 def pack(tensors, pattern):
