@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lists the project files whose code the first einsum call of a process runs (callgrind,
-# collecting only inside einexpr::einsum), for lib/README.md's walk. Needs valgrind.
+# collecting only inside einexpr::einsum), for lib/README.md's walk, and on stderr the
+# instructions it runs. Needs valgrind.
 #   scripts/first_call_walk.sh [BUILD_DIR]      (default build-nocuda/, a build without CUDA)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +22,13 @@ CPP
 libs=("$build/lib/libeinexpr.a" "$build/codegen/libeinexpr_codegen.a" "$build/parser/libeinexpr_parser.a"
       "$build/runtime/libeinexpr_runtime.a")
 blas=(-lopenblas)
+extra=(-lsleef)  # codegen's vector math (libsleef-dev)
 grep -q 'EINEXPR_BLAS:STRING=eigen' "$build/CMakeCache.txt" && blas=()
 g++ -std=c++20 -g -O1 "$work/first.cpp" -I runtime/include -I parser/include -I codegen/include -I lib/include \
-  -I "$build/generated" "${libs[@]}" -fopenmp "${blas[@]}" -o "$work/first"
+  -I "$build/generated" "${libs[@]}" -fopenmp "${blas[@]}" "${extra[@]}" -o "$work/first"
 valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" --toggle-collect='einexpr::einsum*' "$work/first" \
   >/dev/null 2>&1
 (cd "$work" && callgrind_annotate --inclusive=yes --threshold=100 cg.out 2>/dev/null) | grep -o "$root/[^:]*" |
   sed "s|$root/||" | grep -v '^build' | sort -u
+# The instructions collected (inside einexpr::einsum), on stderr.
+(cd "$work" && callgrind_annotate cg.out 2>/dev/null) | grep -m1 'PROGRAM TOTALS' | sed 's/^/instructions in einsum: /' >&2
