@@ -62,7 +62,9 @@ std::string to_string(const Pattern& pattern) {
     const auto bracket_of = [&](std::size_t i) {
       const Span t = span_of(terms[i]);
       std::size_t b = 0;
-      while (b < pattern.brackets.size() && !(pattern.brackets[b].begin < t.begin && t.end < pattern.brackets[b].end)) ++b;
+      while (b < pattern.brackets.size() &&
+             !(pattern.brackets[b].begin < t.begin && t.end < pattern.brackets[b].end))
+        ++b;
       return b;
     };
     const std::size_t none = pattern.brackets.size();

@@ -196,7 +196,8 @@ TEST_CASE("program run: the GPT-2 block with normalization statements computes w
   Inputs in = random_inputs(composed.plan(), DType::f64, 21);
   std::vector<double> mask(5 * 5, 0.0);  // causal: -inf above the diagonal
   for (int s = 0; s < 5; ++s)
-    for (int t = s + 1; t < 5; ++t) mask[static_cast<std::size_t>(s * 5 + t)] = -std::numeric_limits<double>::infinity();
+    for (int t = s + 1; t < 5; ++t)
+      mask[static_cast<std::size_t>(s * 5 + t)] = -std::numeric_limits<double>::infinity();
   in["mask"] = Tensor::from_vector(mask, {5, 5});
   in["scale"] = Tensor::from_vector(std::vector<double>(2, 1 / std::sqrt(8.0)), {2});
   const ProgramRun a = composed.run(in);
