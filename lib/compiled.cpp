@@ -15,19 +15,30 @@ struct Compiled::Impl {
   mutable std::mutex mutex;
   mutable std::vector<std::pair<std::string, std::shared_ptr<const engine::Entry>>> programs;  // most recent last
 
-  std::shared_ptr<const engine::Entry> entry(std::span<const Tensor> inputs) const {
+  std::shared_ptr<const engine::Entry> entry(TensorRefs inputs) const {
     engine::common_dtype_device(op_name, inputs);
-    const std::string key = engine::key_of({spec, pattern, inputs}, false);
+    std::string& scratch = engine::scratch_key();
+    engine::key_of({spec, pattern, inputs}, false, scratch);
     {
       std::lock_guard lock(mutex);
       for (auto it = programs.rbegin(); it != programs.rend(); ++it)
-        if (it->first == key) return it->second;
+        if (it->first == scratch) return it->second;
     }
+    std::string key = scratch;  // planning may build keys of its own on this thread
     auto made = std::make_shared<const engine::Entry>(engine::make_entry(spec, parsed.get(), inputs));
     std::lock_guard lock(mutex);
     programs.emplace_back(key, made);
     if (programs.size() > 16) programs.erase(programs.begin());
     return made;
+  }
+
+  Tensor run(TensorRefs inputs) const {
+    try {
+      return entry(inputs)->program.run(inputs);
+    } catch (Error& e) {
+      e.add_context(engine::context(op_name, pattern, inputs, &spec.lengths));
+      throw;
+    }
   }
 };
 
@@ -50,14 +61,8 @@ Compiled::~Compiled() = default;
 Compiled::Compiled(Compiled&&) noexcept = default;
 Compiled& Compiled::operator=(Compiled&&) noexcept = default;
 
-Tensor Compiled::run(std::span<const Tensor> inputs) const {
-  try {
-    return impl_->entry(inputs)->program.run(inputs);
-  } catch (Error& e) {
-    e.add_context(engine::context(impl_->op_name, impl_->pattern, inputs, &impl_->spec.lengths));
-    throw;
-  }
-}
+Tensor Compiled::run(std::span<const Tensor> inputs) const { return impl_->run(inputs); }
+Tensor Compiled::run(std::span<const Tensor* const> inputs) const { return impl_->run(inputs); }
 
 const Plan& Compiled::plan(std::span<const Tensor> inputs) const { return impl_->entry(inputs)->plan; }
 

@@ -23,13 +23,6 @@ LruCache<std::string, Entry>& program_cache() {
   return cache;
 }
 
-template <class T>
-void append_pod(std::string& key, const T& v) {
-  char buf[sizeof(T)];
-  std::memcpy(buf, &v, sizeof(T));
-  key.append(buf, sizeof(T));
-}
-
 }  // namespace
 
 void count_parse() { ++g_parses; }
@@ -51,28 +44,44 @@ std::string op_name(const OpSpec& spec) {
   return "map." + std::visit([](auto f) { return std::string(name(f)); }, spec.function);
 }
 
-std::string key_of(const Request& r, bool with_spec) {
-  std::string key;
-  key.reserve(64 + r.pattern.size() + r.inputs.size() * 64);
+void key_of(const Request& r, bool with_spec, std::string& key) {
+  key.clear();
   if (with_spec) {
     r.spec.append_key(key);
     key.append(r.pattern);
     key.push_back('\0');
   }
-  append_pod(key, r.inputs.empty() ? DType::f32 : r.inputs[0].dtype());
+  // The rest in one resize and plain copies: dtype, device, '|', then per input its rank,
+  // shape and strides (appending field by field cost ~30 instructions a field).
+  const DType dtype = r.inputs.empty() ? DType::f32 : r.inputs[0].dtype();
   const Device dev = r.inputs.empty() ? Device::cpu() : r.inputs[0].device();
-  append_pod(key, dev.kind);
-  append_pod(key, dev.index);
-  key.push_back('|');
+  std::size_t bytes = sizeof dtype + sizeof dev.kind + sizeof dev.index + 1;
+  for (const Tensor& t : r.inputs) bytes += sizeof(std::int32_t) + 2 * t.shape().size() * sizeof(std::int64_t);
+  std::size_t at = key.size();
+  key.resize(at + bytes);
+  char* out = key.data();
+  const auto put = [&](const void* p, std::size_t n) {
+    std::memcpy(out + at, p, n);
+    at += n;
+  };
+  put(&dtype, sizeof dtype);
+  put(&dev.kind, sizeof dev.kind);
+  put(&dev.index, sizeof dev.index);
+  out[at++] = '|';
   for (const Tensor& t : r.inputs) {
-    append_pod(key, static_cast<std::int32_t>(t.dim()));
-    for (std::int64_t s : t.shape()) append_pod(key, s);
-    for (std::int64_t s : t.strides()) append_pod(key, s);
+    const auto rank = static_cast<std::int32_t>(t.dim());
+    put(&rank, sizeof rank);
+    put(t.shape().data(), t.shape().size() * sizeof(std::int64_t));
+    put(t.strides().data(), t.strides().size() * sizeof(std::int64_t));
   }
+}
+
+std::string& scratch_key() {
+  thread_local std::string key;  // keeps its capacity: a call whose program is cached allocates no key
   return key;
 }
 
-Entry make_entry(const OpSpec& spec, const ast::Pattern* p, std::span<const Tensor> inputs) {
+Entry make_entry(const OpSpec& spec, const ast::Pattern* p, TensorRefs inputs) {
   std::vector<Layout> layouts;
   for (const Tensor& t : inputs) layouts.push_back(Layout{t.shape(), t.strides(), 0});
   const DType dtype = inputs.empty() ? DType::f32 : inputs[0].dtype();
@@ -84,14 +93,16 @@ Entry make_entry(const OpSpec& spec, const ast::Pattern* p, std::span<const Tens
 }
 
 std::shared_ptr<const Entry> entry(const Request& r) {
-  const std::string key = key_of(r, true);
-  return program_cache().get_or_create(key, [&] {
-    const std::shared_ptr<const ast::Pattern> p = r.pattern.empty() && r.spec.op == Op::map ? nullptr : pattern(r.spec.op, r.pattern);
-    return make_entry(r.spec, p.get(), r.inputs);
-  });
+  std::string& scratch = scratch_key();
+  key_of(r, true, scratch);
+  if (auto found = program_cache().find(scratch)) return found;
+  std::string key = scratch;  // planning may build keys of its own on this thread
+  const std::shared_ptr<const ast::Pattern> p =
+      r.pattern.empty() && r.spec.op == Op::map ? nullptr : pattern(r.spec.op, r.pattern);
+  return program_cache().insert(key, std::make_shared<const Entry>(make_entry(r.spec, p.get(), r.inputs)));
 }
 
-std::pair<DType, Device> common_dtype_device(std::string_view op, std::span<const Tensor> inputs) {
+std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs) {
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].defined())
       throw Error(std::string(op) + ": operand " + std::to_string(i + 1) + " is an undefined tensor");
@@ -109,7 +120,7 @@ std::pair<DType, Device> common_dtype_device(std::string_view op, std::span<cons
   return {inputs[0].dtype(), inputs[0].device()};
 }
 
-std::string context(std::string_view op_name, std::string_view pattern, std::span<const Tensor> inputs,
+std::string context(std::string_view op_name, std::string_view pattern, TensorRefs inputs,
                     const AxisLengths* lengths) {
   std::string s = "in " + std::string(op_name) + "(";
   if (!pattern.empty()) s += "'" + abbreviate(pattern) + "'";

@@ -28,7 +28,7 @@ struct Entry {
 struct Request {
   const OpSpec& spec;
   std::string_view pattern;   // empty only for a map of one argument without a pattern
-  std::span<const Tensor> inputs;
+  TensorRefs inputs;
 };
 
 /// The parsed and checked pattern for (op, text), from the pattern cache.
@@ -38,20 +38,22 @@ std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text);
 std::shared_ptr<const Entry> entry(const Request& request);
 
 /// Plans and lowers `request` with an already parsed pattern (no caching; counts both).
-Entry make_entry(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Tensor> inputs);
+Entry make_entry(const OpSpec& spec, const ast::Pattern* pattern, TensorRefs inputs);
 
-/// The program-cache key of a request (also used by Compiled's own small cache, without
-/// the spec and pattern parts when `with_spec` is false).
-std::string key_of(const Request& request, bool with_spec);
+/// Writes the program-cache key of a request into `key` (also used by Compiled's own small
+/// cache, without the spec and pattern parts when `with_spec` is false).
+void key_of(const Request& request, bool with_spec, std::string& key);
+/// A per-thread string to build keys in: reused, it keeps its capacity.
+std::string& scratch_key();
 
 /// "rearrange", "reduce", "map.gelu": the op as messages name it.
 std::string op_name(const OpSpec& spec);
 
 /// Checks that the inputs are defined, share one dtype and one device; returns them.
-std::pair<DType, Device> common_dtype_device(std::string_view op, std::span<const Tensor> inputs);
+std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs);
 
 /// " in rearrange('b h -> h b') on input of shape [2, 3] with h=2": the context ops add.
-std::string context(std::string_view op_name, std::string_view pattern, std::span<const Tensor> inputs,
+std::string context(std::string_view op_name, std::string_view pattern, TensorRefs inputs,
                     const AxisLengths* lengths);
 
 /// Counters.

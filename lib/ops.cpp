@@ -11,7 +11,7 @@ namespace {
 
 /// Runs f; an einexpr::Error gains the call's context on its way out.
 template <class F>
-auto guarded(std::string_view op_name, std::string_view pattern, std::span<const Tensor> inputs,
+auto guarded(std::string_view op_name, std::string_view pattern, TensorRefs inputs,
              const AxisLengths* lengths, F&& f) -> decltype(f()) {
   try {
     return f();
@@ -22,7 +22,7 @@ auto guarded(std::string_view op_name, std::string_view pattern, std::span<const
 }
 
 /// Plans (cached) and runs `spec` on `inputs`; writes into *out when given.
-Tensor execute(const OpSpec& spec, std::string_view pattern, std::span<const Tensor> inputs, Tensor* out) {
+Tensor execute(const OpSpec& spec, std::string_view pattern, TensorRefs inputs, Tensor* out) {
   try {
     engine::common_dtype_device(name(spec.op), inputs);
     const auto e = engine::entry({spec, pattern, inputs});
@@ -61,7 +61,7 @@ Tensor one(const OpSpec& spec, const Tensor& x, std::string_view pattern, Tensor
 
 /// Parses a reduction or function name; an error gains the call's context.
 template <class T, class Parse>
-T parse_named(std::string_view what, std::string_view pattern, std::span<const Tensor> in, const AxisLengths* lengths,
+T parse_named(std::string_view what, std::string_view pattern, TensorRefs in, const AxisLengths* lengths,
               Parse parse) {
   return guarded(what, pattern, in, lengths, parse);
 }
@@ -99,6 +99,11 @@ Tensor einsum(std::span<const Tensor> operands, std::string_view pattern, const 
   return execute(spec_of(Op::einsum, lengths), pattern, operands, nullptr);
 }
 
+Tensor detail::einsum_refs(std::span<const Tensor* const> operands, std::string_view pattern,
+                           const AxisLengths& lengths) {
+  return execute(spec_of(Op::einsum, lengths), pattern, operands, nullptr);
+}
+
 Tensor map(const Tensor& x, UnaryOp function) {
   OpSpec& spec = spec_of(Op::map, no_lengths);
   spec.function = function;
@@ -124,15 +129,16 @@ Tensor map(const Tensor& x, std::string_view pattern, std::string_view function,
 }
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
-  const std::array<Tensor, 2> in{x, y};
+  const std::array<const Tensor*, 2> in{&x, &y};
   OpSpec& spec = spec_of(Op::map, no_lengths);
   spec.function = function;
-  return execute(spec, pattern, in, nullptr);
+  return execute(spec, pattern, std::span<const Tensor* const>(in), nullptr);
 }
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function) {
-  const std::array<Tensor, 2> in{x, y};
-  const BinaryOp fn = parse_named<BinaryOp>("map", pattern, in, nullptr, [&] { return parse_binary_op(function); });
+  const std::array<const Tensor*, 2> in{&x, &y};
+  const BinaryOp fn = parse_named<BinaryOp>("map", pattern, std::span<const Tensor* const>(in), nullptr,
+                                            [&] { return parse_binary_op(function); });
   return map(x, y, pattern, fn);
 }
 
@@ -181,8 +187,8 @@ void map_into(Tensor& out, const Tensor& x, std::string_view pattern, UnaryOp fu
   one(OpSpec::map(function, lengths), x, pattern, &out);
 }
 void map_into(Tensor& out, const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
-  const std::array<Tensor, 2> in{x, y};
-  execute(OpSpec::map(function), pattern, in, &out);
+  const std::array<const Tensor*, 2> in{&x, &y};
+  execute(OpSpec::map(function), pattern, std::span<const Tensor* const>(in), &out);
 }
 
 }  // namespace einexpr

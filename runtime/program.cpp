@@ -13,7 +13,7 @@ std::size_t Program::workspace_bytes() const noexcept {
   return std::accumulate(temp_bytes.begin(), temp_bytes.end(), std::size_t{0});
 }
 
-void Program::check_inputs(std::span<const Tensor> inputs) const {
+void Program::check_inputs(TensorRefs inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs())
     throw ShapeError("the program takes " + std::to_string(num_inputs()) + " inputs, got " +
                      std::to_string(inputs.size()));
@@ -40,10 +40,10 @@ namespace {
 /// must step past everything the dims inside it reach. (Sufficient for no overlap; a few
 /// exotic interleavings that do not overlap are refused too.)
 bool may_overlap(const Layout& l) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // stride, length
+  InlineVector<std::pair<std::int64_t, std::int64_t>, 8> dims;  // stride, length
   for (std::size_t d = 0; d < l.shape.size(); ++d) {
     if (l.shape[d] == 0) return false;
-    if (l.shape[d] > 1) dims.emplace_back(l.strides[d], l.shape[d]);
+    if (l.shape[d] > 1) dims.push_back({l.strides[d], l.shape[d]});
   }
   std::sort(dims.begin(), dims.end());
   std::int64_t reach = 0;  // the largest offset the inner dims reach
@@ -56,10 +56,10 @@ bool may_overlap(const Layout& l) {
 
 struct Bound {
   Workspace workspace;
-  std::vector<std::shared_ptr<Storage>> temps;
+  InlineVector<std::shared_ptr<Storage>, 4> temps;
 };
 
-Bound bind_buffers(const Program& p, std::span<const Tensor> inputs, const Tensor* out_direct) {
+Bound bind_buffers(const Program& p, TensorRefs inputs, const Tensor* out_direct) {
   Bound b;
   b.workspace.device = p.device;
   b.workspace.buffers.reserve(inputs.size() + p.temp_bytes.size());
@@ -79,7 +79,7 @@ Bound bind_buffers(const Program& p, std::span<const Tensor> inputs, const Tenso
 
 }  // namespace
 
-Tensor Program::run(std::span<const Tensor> inputs) const {
+Tensor Program::run(TensorRefs inputs) const {
   check_inputs(inputs);
   Bound b = bind_buffers(*this, inputs, nullptr);
   for (const Kernel& k : kernels) k.run(b.workspace);
@@ -92,7 +92,7 @@ Tensor Program::run(std::span<const Tensor> inputs) const {
   return Tensor(b.temps[static_cast<std::size_t>(output_buffer - num_inputs())], output_layout, dtype);
 }
 
-void Program::run_into(std::span<const Tensor> inputs, Tensor& out) const {
+void Program::run_into(TensorRefs inputs, Tensor& out) const {
   check_inputs(inputs);
   if (!out.defined()) throw Error("the output tensor is undefined");
   if (out.is_read_only())

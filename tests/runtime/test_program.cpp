@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,40 @@ TEST_CASE("Program::run executes its kernels in order into a temporary", "[progr
         "  0: scale\n"
         "  1: negate\n"
         "  output: buffer 1 shape [2, 3] strides [3, 1]");
+}
+
+TEST_CASE("Program::run takes its inputs by pointer too, and more buffers than fit inline", "[program]") {
+  // out = x0 + ... + x9 over [4] f32: ten inputs and a temporary, eleven buffers (eight
+  // are kept inline in Workspace::buffers, the rest on the heap).
+  Program p;
+  p.dtype = DType::f32;
+  for (int i = 0; i < 10; ++i) p.input_layouts.push_back(Layout::contiguous({4}));
+  p.temp_bytes = {4 * sizeof(float)};
+  p.kernels.push_back({"sum", [](const Workspace& w) {
+                         REQUIRE(w.buffers.size() == 11);
+                         auto* out = reinterpret_cast<float*>(w.buffers.at(10));
+                         for (int j = 0; j < 4; ++j) {
+                           out[j] = 0;
+                           for (std::size_t i = 0; i < 10; ++i) out[j] += reinterpret_cast<const float*>(w.buffers[i])[j];
+                         }
+                       }});
+  p.output_buffer = 10;
+  p.output_layout = Layout::contiguous({4});
+  std::vector<Tensor> xs;
+  std::vector<const Tensor*> refs;
+  std::vector<float> want(4, 0.0f);
+  for (int i = 0; i < 10; ++i) {
+    xs.push_back(Tensor::randn({4}, DType::f32, static_cast<std::uint64_t>(20 + i)));
+    const std::vector<float> v = xs.back().to_vector<float>();
+    for (int j = 0; j < 4; ++j) want[static_cast<std::size_t>(j)] += v[static_cast<std::size_t>(j)];
+  }
+  for (const Tensor& x : xs) refs.push_back(&x);
+  const std::vector<float> by_value = p.run(xs).to_vector<float>();
+  const std::vector<float> by_pointer = p.run(std::span<const Tensor* const>(refs)).to_vector<float>();
+  CHECK(by_value == by_pointer);
+  for (int j = 0; j < 4; ++j) CHECK(by_value[static_cast<std::size_t>(j)] == Approx(want[static_cast<std::size_t>(j)]));
+  refs.pop_back();
+  CHECK_THROWS_WITH(p.run(std::span<const Tensor* const>(refs)), "the program takes 10 inputs, got 9");
 }
 
 TEST_CASE("Program::run returns a view of an input when the output is one", "[program]") {

@@ -46,6 +46,18 @@ TEST_CASE("CPU memory is 64-byte aligned, and 0 bytes still give a unique pointe
     std::memset(s->data(), 0xAB, bytes);  // the memory is usable to its end
     kept.push_back(std::move(s));
   }
+  // Small blocks are malloc'd and aligned by hand: every size up to 300 bytes and a few up
+  // to the 1 MiB boundary, all alive at once (ASan sees a write past a block's end).
+  std::vector<std::size_t> sizes;
+  for (std::size_t b = 1; b <= 300; ++b) sizes.push_back(b);
+  for (std::size_t b : {std::size_t{65535}, std::size_t{65537}, (std::size_t{1} << 20) - 64, (std::size_t{1} << 20) - 1})
+    sizes.push_back(b);
+  for (std::size_t bytes : sizes) {
+    auto s = Storage::allocate(bytes, Device::cpu());
+    CHECK(reinterpret_cast<std::uintptr_t>(s->data()) % cpu_alignment == 0);
+    std::memset(s->data(), static_cast<int>(bytes & 0xFF), bytes);
+    kept.push_back(std::move(s));
+  }
   std::set<std::byte*> distinct;
   for (int i = 0; i < 4; ++i) {
     kept.push_back(Storage::allocate(0, Device::cpu()));

@@ -52,6 +52,11 @@ Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& leng
               Copy copy = Copy::if_needed);
 Tensor einsum(std::span<const Tensor> operands, std::string_view pattern,
               const AxisLengths& lengths = {});
+namespace detail {
+/// einsum on operands given by pointer: what einsum(x, y, ..., pattern) calls, so that no
+/// operand is copied (a Tensor's copy allocates its shape and strides).
+Tensor einsum_refs(std::span<const Tensor* const> operands, std::string_view pattern, const AxisLengths& lengths);
+}  // namespace detail
 
 /// einsum({x, y}, pattern[, lengths]): operands as a braced list.
 inline Tensor einsum(std::initializer_list<Tensor> operands, std::string_view pattern,
@@ -64,13 +69,13 @@ inline Tensor einsum(const Tensor& x, std::string_view pattern, const AxisLength
   return einsum(std::span<const Tensor>(&x, 1), pattern, lengths);
 }
 inline Tensor einsum(const Tensor& x, const Tensor& y, std::string_view pattern, const AxisLengths& lengths) {
-  const std::array<Tensor, 2> operands{x, y};
-  return einsum(std::span<const Tensor>(operands), pattern, lengths);
+  const std::array<const Tensor*, 2> operands{&x, &y};
+  return detail::einsum_refs(operands, pattern, lengths);
 }
 inline Tensor einsum(const Tensor& x, const Tensor& y, const Tensor& z, std::string_view pattern,
                      const AxisLengths& lengths) {
-  const std::array<Tensor, 3> operands{x, y, z};
-  return einsum(std::span<const Tensor>(operands), pattern, lengths);
+  const std::array<const Tensor*, 3> operands{&x, &y, &z};
+  return detail::einsum_refs(operands, pattern, lengths);
 }
 
 namespace detail {
@@ -109,7 +114,7 @@ template <class... Args>
   requires(detail::einsum_args<Args...> || detail::einsum_args_lengths<Args...>)
 Tensor einsum(const Args&... args) {
   constexpr std::size_t n = sizeof...(Args) - (detail::einsum_args<Args...> ? 1 : 2);
-  std::array<Tensor, n> operands;
+  std::array<const Tensor*, n> operands{};
   std::string_view pattern;
   const AxisLengths* lengths = nullptr;
   std::size_t i = 0;
@@ -117,7 +122,7 @@ Tensor einsum(const Args&... args) {
       [&](const auto& arg) {
         using A = std::remove_cvref_t<decltype(arg)>;
         if constexpr (std::is_same_v<A, Tensor>) {
-          if (i < n) operands[i] = arg;
+          if (i < n) operands[i] = &arg;
         } else if constexpr (detail::is_lengths_v<A>) {
           lengths = &arg;
         } else {
@@ -126,7 +131,8 @@ Tensor einsum(const Args&... args) {
         ++i;
       }(args),
       ...);
-  return einsum(std::span<const Tensor>(operands), pattern, lengths ? *lengths : AxisLengths{});
+  static const AxisLengths none;
+  return detail::einsum_refs(operands, pattern, lengths ? *lengths : none);
 }
 
 /// Any other argument list: one short message instead of every overload einsum has.
@@ -226,11 +232,13 @@ class Compiled {
   Compiled& operator=(Compiled&&) noexcept;
 
   Tensor run(std::span<const Tensor> inputs) const;
+  /// The same, on tensors given by pointer (nothing copied).
+  Tensor run(std::span<const Tensor* const> inputs) const;
   template <class... Ts>
     requires(detail::is_tensor_v<Ts> && ...)
   Tensor operator()(const Ts&... inputs) const {
-    const std::array<Tensor, sizeof...(Ts)> array{inputs...};
-    return run(std::span<const Tensor>(array));
+    const std::array<const Tensor*, sizeof...(Ts)> array{&inputs...};
+    return run(std::span<const Tensor* const>(array));
   }
   /// The plan for inputs of these layouts (planned on the first call).
   const Plan& plan(std::span<const Tensor> inputs) const;

@@ -11,6 +11,7 @@
 
 #include "einexpr/runtime/device.hpp"
 #include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/inline_vector.hpp"
 #include "einexpr/runtime/layout.hpp"
 #include "einexpr/runtime/tensor.hpp"
 
@@ -19,7 +20,7 @@ namespace einexpr {
 /// The buffers a kernel sees: the inputs' data pointers (element [0,...,0] of each input),
 /// then the temporaries, in Program order.
 struct Workspace {
-  std::vector<std::byte*> buffers;
+  InlineVector<std::byte*, 8> buffers;  // up to 8 without an allocation
   Device device;
 };
 
@@ -43,16 +44,19 @@ class Program {
   std::size_t workspace_bytes() const noexcept;
 
   /// Runs on `inputs`, which must match input_layouts' shapes and strides, dtype and device.
-  Tensor run(std::span<const Tensor> inputs) const;
+  /// (A span of Tensors or of pointers to them: TensorRefs.)
+  Tensor run(TensorRefs inputs) const;
+  Tensor run(std::span<const Tensor> inputs) const { return run(TensorRefs(inputs)); }
   /// Runs and writes the result into `out` (same shape and dtype). Where out's layout is
   /// the one the last kernel writes, the kernel writes into out directly; else the result
   /// is copied into it.
-  void run_into(std::span<const Tensor> inputs, Tensor& out) const;
+  void run_into(TensorRefs inputs, Tensor& out) const;
+  void run_into(std::span<const Tensor> inputs, Tensor& out) const { run_into(TensorRefs(inputs), out); }
   /// One line per kernel, for debugging.
   std::string str() const;
 
  private:
-  void check_inputs(std::span<const Tensor> inputs) const;
+  void check_inputs(TensorRefs inputs) const;
 };
 
 }  // namespace einexpr

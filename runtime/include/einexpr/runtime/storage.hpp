@@ -68,6 +68,16 @@ class Storage {
   Storage& operator=(const Storage&) = delete;
   ~Storage();
 
+  /// Constructible only by allocate() and wrap() (the key is private), but public so that
+  /// std::make_shared can put the Storage and its count in one allocation.
+  struct Key {
+   private:
+    friend class Storage;
+    Key() = default;
+  };
+  Storage(Key, std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release,
+          bool read_only = false);
+
   std::byte* data() const noexcept { return data_; }
   std::size_t nbytes() const noexcept { return bytes_; }
   Device device() const noexcept { return device_; }
@@ -75,8 +85,6 @@ class Storage {
   bool read_only() const noexcept { return read_only_; }
 
  private:
-  Storage(std::byte* data, std::size_t bytes, Device device, std::function<void(void*)> release,
-          bool read_only = false);
   std::byte* data_;
   std::size_t bytes_;
   Device device_;

@@ -8,7 +8,9 @@
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
+#include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -145,6 +147,54 @@ class Tensor {
   std::shared_ptr<Storage> storage_;
   Layout layout_;
   DType dtype_ = DType::f32;
+};
+
+/// A list of tensors that neither owns nor copies them: a span of Tensors, or of pointers to
+/// Tensors. einsum(x, y, pattern) passes its operands this way: copying a Tensor copies its
+/// shape and strides (two allocations), a fifth of a small cached call.
+class TensorRefs {
+ public:
+  TensorRefs() = default;
+  TensorRefs(std::span<const Tensor> tensors) noexcept : tensors_(tensors.data()), size_(tensors.size()) {}
+  TensorRefs(std::span<const Tensor* const> pointers) noexcept : pointers_(pointers.data()), size_(pointers.size()) {}
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const Tensor& operator[](std::size_t i) const noexcept { return pointers_ != nullptr ? *pointers_[i] : tensors_[i]; }
+
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Tensor;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Tensor*;
+    using reference = const Tensor&;
+    iterator() = default;
+    iterator(const TensorRefs* refs, std::size_t i) noexcept : refs_(refs), i_(i) {}
+    const Tensor& operator*() const noexcept { return (*refs_)[i_]; }
+    const Tensor* operator->() const noexcept { return &(*refs_)[i_]; }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
+
+   private:
+    const TensorRefs* refs_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  iterator begin() const noexcept { return {this, 0}; }
+  iterator end() const noexcept { return {this, size_}; }
+
+ private:
+  const Tensor* tensors_ = nullptr;
+  const Tensor* const* pointers_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
