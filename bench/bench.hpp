@@ -42,6 +42,7 @@ void register_overhead();
 void register_fma();
 void register_maps();
 void register_norms();
+void register_block();
 
 /// Keeps a result alive in the optimizer's eyes.
 template <class T>

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   bench::register_fma();
   bench::register_maps();
   bench::register_norms();
+  bench::register_block();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
