@@ -61,6 +61,7 @@ void key_of(const Request& r, bool with_spec, std::string& key) {
   key.resize(at + bytes);
   char* out = key.data();
   const auto put = [&](const void* p, std::size_t n) {
+    if (n == 0) return;  // a 0-d tensor's shape().data() may be null
     std::memcpy(out + at, p, n);
     at += n;
   };

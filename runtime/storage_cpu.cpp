@@ -140,11 +140,15 @@ class CpuAllocator final : public Allocator {
   static void* system_alloc(std::size_t size) noexcept {
     return size < large_block ? small_alloc(size) : std::aligned_alloc(huge_page, size);
   }
+  /// Small blocks round up to cpu_alignment; a block that reaches large_block that way is
+  /// large and rounds up to huge_page (so that aligned_alloc's size is a multiple of its
+  /// alignment, which ASan's aligned_alloc insists on).
   static std::size_t rounded(std::size_t bytes) {
-    const std::size_t unit = bytes >= large_block ? huge_page : cpu_alignment;
     if (bytes == 0) return cpu_alignment;
-    if (bytes > SIZE_MAX - unit) throw AllocationError(bytes, "the CPU");
-    return (bytes + unit - 1) / unit * unit;
+    if (bytes > SIZE_MAX - huge_page) throw AllocationError(bytes, "the CPU");
+    const std::size_t small = (bytes + cpu_alignment - 1) / cpu_alignment * cpu_alignment;
+    if (small < large_block) return small;
+    return (bytes + huge_page - 1) / huge_page * huge_page;
   }
   static void maybe_inject_failure(std::size_t bytes) {
     long n = g_fail_after.load();
