@@ -16,18 +16,17 @@ torch's float64 block.
 Needs Debian's python3 with numpy and torch (python3-torch); prints a Markdown table.
 """
 import argparse
-import json
 import math
 import os
 import re
 import statistics
-import subprocess
 import tempfile
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as fn
+
+from bench_runs import median_time, run_bench
 
 THREADS = 2
 AXES = {"B": 4, "S": 128, "T": 128, "D": 256, "H": 8, "K": 32, "F": 1024}
@@ -82,31 +81,12 @@ def torch_block(t):
     return h + (g @ t["w_proj"] + t["b_proj"])
 
 
-def median_time(f, repeats):
-    f()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def run_einexpr(binary, directory, repetitions):
-    """{role: median seconds} of one einexpr_bench run of the block."""
-    env = dict(os.environ, EINEXPR_BLOCK_DIR=directory)
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([binary, "--benchmark_filter=^block ", f"--benchmark_repetitions={repetitions}",
-                        "--benchmark_min_time=0.3", f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
-                       check=True, stdout=subprocess.DEVNULL, env=env)
-        data = json.load(open(out.name))
+    """{role: median seconds, "flops:" + role: FLOPs} of one einexpr_bench run of the block."""
+    rows, _ = run_bench(binary, "^block ", repetitions, 0.3, {"EINEXPR_BLOCK_DIR": directory})
     times = {}
-    for b in data["benchmarks"]:
-        if b.get("run_type") == "aggregate":
-            continue
-        _, role, _ = [p.strip() for p in b["name"].split(" | ")]
-        unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-        times.setdefault(role, []).append(b["real_time"] * unit)
+    for (_, role, _), seconds, b in rows:
+        times.setdefault(role, []).append(seconds)
         times.setdefault("flops:" + role, []).append(b["flops"])
     return {k: statistics.median(v) for k, v in times.items()}
 

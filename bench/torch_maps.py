@@ -15,14 +15,12 @@ measured minutes apart at most.
 Needs Debian's python3 with numpy and torch (python3-torch); prints a Markdown table.
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
-import tempfile
-import time
 
 import torch
+
+from bench_runs import median_time, run_bench
 
 THREADS = 2
 ELEMENTS = 64 << 20  # 256 MiB of f32
@@ -50,33 +48,15 @@ def torch_calls(x, y):
     }
 
 
-def median_time(f, repeats):
-    f()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def run_einexpr(binary, repetitions):
     """{(function, role): median seconds} from one einexpr_bench run of the map workloads."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([binary, "--benchmark_filter=^(map |softmax |layer_norm )", f"--benchmark_repetitions={repetitions}",
-                        "--benchmark_min_time=0.2", f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
-                       check=True, stdout=subprocess.DEVNULL)
-        data = json.load(open(out.name))
+    rows, context = run_bench(binary, "^(map |softmax |layer_norm )", repetitions, 0.2)
     times = {}
-    for b in data["benchmarks"]:
-        if b.get("run_type") == "aggregate":
-            continue
-        workload, role, _ = [p.strip() for p in b["name"].split(" | ")]
+    for (workload, role, _), seconds, _ in rows:
         words = workload.split()
         function = words[1] if words[0] == "map" else words[0]
-        unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-        times.setdefault((function, role), []).append(b["real_time"] * unit)
-    return {k: statistics.median(v) for k, v in times.items()}, data.get("context", {})
+        times.setdefault((function, role), []).append(seconds)
+    return {k: statistics.median(v) for k, v in times.items()}, context
 
 
 def main():
