@@ -48,3 +48,29 @@ TEST_CASE("InlineVector resize, reserve and owning elements", "[inline_vector]")
   CHECK(small[2] == 3);
   CHECK_THROWS_WITH(small.at(3), "InlineVector::at: index 3 of 3");
 }
+
+TEST_CASE("InlineVector moved from is empty, inline or on the heap", "[inline_vector]") {
+  for (const std::size_t n : {std::size_t{2}, std::size_t{7}}) {  // inline, then spilled
+    InlineVector<std::shared_ptr<int>, 3> v;
+    const auto last = std::make_shared<int>(41);
+    for (std::size_t i = 0; i + 1 < n; ++i) v.push_back(std::make_shared<int>(static_cast<int>(i)));
+    v.push_back(last);
+    CHECK(last.use_count() == 2);
+    InlineVector<std::shared_ptr<int>, 3> moved(std::move(v));
+    CHECK(v.size() == 0);  // NOLINT(bugprone-use-after-move): the state a move leaves is the test
+    CHECK(v.begin() == v.end());
+    REQUIRE(moved.size() == n);
+    CHECK(moved[n - 1] == last);
+    CHECK(*moved[0] == (n == 1 ? 41 : 0));
+    InlineVector<std::shared_ptr<int>, 3> assigned;
+    assigned.push_back(std::make_shared<int>(-1));
+    assigned = std::move(moved);
+    CHECK(moved.empty());  // NOLINT(bugprone-use-after-move)
+    REQUIRE(assigned.size() == n);
+    CHECK(*assigned[n - 1] == 41);
+    CHECK(last.use_count() == 2);  // held once by `last`, once by `assigned`: nothing left behind
+    v.push_back(std::make_shared<int>(5));  // a moved-from vector is usable again
+    CHECK(v.size() == 1);
+    CHECK(*v[0] == 5);
+  }
+}

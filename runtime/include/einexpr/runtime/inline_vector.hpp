@@ -2,13 +2,14 @@
 // InlineVector<T, N>: a vector whose first N elements live inside it, so that the short lists
 // of one call (a program's buffers, its temporaries) cost no allocation. Past N it moves
 // everything to a std::vector. Only what Program::run and the kernels use: push_back,
-// resize, reserve, size, [], at, begin/end.
+// resize, reserve, clear, size, [], at, begin/end; moving one leaves it empty.
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,24 @@ class InlineVector {
   InlineVector(std::initializer_list<T> values) {
     for (const T& v : values) push_back(v);
   }
+  InlineVector(const InlineVector&) = default;
+  InlineVector& operator=(const InlineVector&) = default;
+  /// A moved-from vector is empty (the implicit move would keep its size over moved-from
+  /// or, once on the heap, missing elements).
+  InlineVector(InlineVector&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : inline_(std::move(other.inline_)), heap_(std::move(other.heap_)), size_(other.size_) {
+    other.clear();
+  }
+  InlineVector& operator=(InlineVector&& other) noexcept(std::is_nothrow_move_assignable_v<T>) {
+    if (this != &other) {
+      inline_ = std::move(other.inline_);
+      heap_ = std::move(other.heap_);
+      size_ = other.size_;
+      other.clear();
+    }
+    return *this;
+  }
+  ~InlineVector() = default;
 
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
@@ -49,6 +68,12 @@ class InlineVector {
     else
       inline_[size_] = std::move(value);
     ++size_;
+  }
+  /// Empty, inline again; the inline elements are reset to T{} (so a Tensor lets go).
+  void clear() noexcept(std::is_nothrow_move_assignable_v<T>) {
+    for (T& v : inline_) v = T{};
+    heap_ = std::vector<T>();
+    size_ = 0;
   }
   /// Grows with default-constructed elements (shrinking is not needed here).
   void resize(std::size_t n) {
