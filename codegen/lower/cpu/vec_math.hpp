@@ -17,7 +17,7 @@
 //   square sqrt reciprocal          0.5 (one rounding)
 //   rsqrt                           1.5 (1 / sqrt(x): two roundings)
 //   exp log erf                     1.0 (Sleef expf/logf/erff u10; f32 exp under AVX2 is
-//                                   einexpr's own, 0.77 over every input: scripts/exp_ulp.sh)
+//                                   einexpr's own, 0.77 over every input: scripts/map_ulp.sh)
 //   tanh                            3.5 (Sleef tanhf u35: 3x faster than u10 here)
 //   sigmoid                         3.0 (e = exp(-|x|) 1.0, r = 1/(1+e), and e·r for x < 0)
 //   silu                            3.5 (x · sigmoid(x))
