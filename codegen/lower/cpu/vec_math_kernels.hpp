@@ -78,6 +78,7 @@ struct Math {
   }
   /// 0.5·x·(1 + erf(x/sqrt 2)) = 0.5·x·erfc(-x/sqrt 2): no cancellation for x < 0.
   static R gelu_erf(R x) {
+    if constexpr (requires(R r) { V::gelu_erf(r); }) return V::gelu_erf(x);  // AVX2 f32: inline
     const R e = V::erfc(V::mul(x, c(-0.70710678118654752440)));
     return limit_at_minus_inf(x, V::mul(V::mul(c(0.5), x), e));
   }
