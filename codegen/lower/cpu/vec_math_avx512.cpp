@@ -30,7 +30,9 @@ struct F32 {
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R div(R a, R b) { return _mm512_div_ps(a, b); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
-  static R max(R a, R b) { return _mm512_max_ps(a, b); }  // b where unordered
+  // b where unordered; the masked form because _mm512_max_ps passes an undefined vector
+  // through, which GCC 12 reports as used uninitialized once inlined into apply_partial.
+  static R max(R a, R b) { return _mm512_mask_max_ps(b, __mmask16(0xFFFF), a, b); }
   static R abs(R x) {
     return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
   }
@@ -67,7 +69,7 @@ struct F64 {
   static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
   static R div(R a, R b) { return _mm512_div_pd(a, b); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
-  static R max(R a, R b) { return _mm512_max_pd(a, b); }
+  static R max(R a, R b) { return _mm512_mask_max_pd(b, __mmask8(0xFF), a, b); }  // as F32::max
   static R abs(R x) {
     return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MAX)));
   }
