@@ -48,8 +48,9 @@ struct F32 {
   /// is clamped to [-104, 89] (NaN stays NaN) and 2^k applied as 2^floor(k/2) 2^(k - floor(k/2)),
   /// so results overflow to inf and underflow through the denormals, rounded once.
   static R exp(R x) { return exp_impl<true>(x); }
-  /// exp without carrying the reduction's rounding errors (1.01 ULP at most instead of 0.77;
-  /// 0.32 ns an element against 0.41): for sigmoid, silu and gelu, whose bounds absorb it.
+  /// exp without carrying the reduction's rounding errors (about 1 ULP instead of 0.77; 0.32
+  /// ns an element against 0.41): for sigmoid, silu and gelu, whose bounds absorb it (their
+  /// errors over every input: vec_math.hpp).
   static R exp_fast(R x) { return exp_impl<false>(x); }
   static R log(R x) { return Sleef_logf8_u10avx2(x); }
   static R log1p(R x) { return Sleef_log1pf8_u10avx2(x); }
@@ -57,9 +58,9 @@ struct F32 {
   static R erf(R x) { return Sleef_erff8_u10avx2(x); }
   static R erfc(R x) { return Sleef_erfcf8_u15avx2(x); }
   /// gelu_erf(x) = x Φ(x), Φ(x) = 0.5 erfc(-x/sqrt 2), written here rather than through
-  /// Sleef's erfc (6.1 ns an element; this is ~2): within 4 ULP of the exact value for every
-  /// f32 input (scripts/map_ulp.sh), where erfc(-x/sqrt 2) loses x^2 ULPs in the left tail
-  /// to the rounding of x/sqrt 2. Every lane computes both forms and keeps one:
+  /// Sleef's erfc (6.1 ns an element on one Zen 3 core; this 1.87): within 4.05 ULP of the
+  /// exact value for every f32 input (scripts/map_ulp.sh; vec_math.hpp states 4.5), where
+  /// erfc(-x/sqrt 2) loses x^2 ULPs in the left tail to the rounding of x/sqrt 2. Every lane computes both forms and keeps one:
   ///  |x| < 1: Φ = 0.5 + x P(x^2), P of degree 5 fitted to 0.5 erf(x/sqrt 2)/x (relative
   ///    error 2.8e-8, its constant's rounding);
   ///  |x| >= 1: E = erfc(u/sqrt 2), u = |x|, as t e^(-u^2/2 + L(t)), t = 1/(1 + u/2), L of
