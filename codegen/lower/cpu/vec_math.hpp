@@ -6,7 +6,8 @@
 //   avx2    AVX2 + FMA, 8 floats / 4 doubles            (vec_math_avx2.cpp)
 //   scalar  one element at a time with <cmath>          (vec_math_scalar.cpp; any CPU)
 // The transcendental functions are Sleef's vector functions (Debian libsleef-dev), with
-// Sleef's stated error bounds in ULPs (u10 = 1.0 ULP, u15 = 1.5, u35 = 3.5); relu, abs,
+// Sleef's stated error bounds in ULPs (u10 = 1.0 ULP, u15 = 1.5, u35 = 3.5), but for f32
+// exp and gelu_erf under AVX2, written inline in vec_math_avx2.cpp; relu, abs,
 // neg, square, sqrt, rsqrt and reciprocal are plain vector instructions. The formulas,
 // written once over an ISA's vector type, are in vec_math_kernels.hpp.
 //

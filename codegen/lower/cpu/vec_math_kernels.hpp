@@ -2,7 +2,7 @@
 // The formulas of vec_math.hpp, written once over an ISA's traits V:
 //   T, R (a vector of T), M (a comparison mask), width, align (bytes a streamed store needs);
 //   load store stream fence set zero add sub mul div fma max abs neg lt gt eq select;
-//   exp log log1p tanh erf erfc sqrt; optionally exp_fast and sign_mask (see below).
+//   exp log log1p tanh erf erfc sqrt; optionally exp_fast, sign_mask and gelu_erf (below).
 // Included only by vec_math_{scalar,avx2,avx512}.cpp, each compiled for its instruction
 // set, with V declared in an anonymous namespace: every function here is then a template
 // instantiated with internal linkage, so no copy compiled for AVX2 or AVX-512 can stand in
