@@ -6,10 +6,12 @@
 //   - validate(plan) holds; the output shape is the one the pattern implies; every value's
 //     layout stays inside its buffer (an input's view inside the input's extent);
 //   - cost() throws nothing but ShapeError (for counts beyond 2^128); every plan but bool's
-//     has gradients that validate and cost (backward.hpp), or a ShapeError past 2^128;
+//     has gradients that validate and cost (backward.hpp), or a ShapeError past 2^128
+//     (derived once: backward_cost and run_case take them);
 //     lower_cpu's temp_bytes are exactly elements x element size (no wrap-around);
 //   - plans of small cases run: see run_case (plan_run.cpp).
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -17,6 +19,7 @@
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/cost.hpp"
+#include "einexpr/ops.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/threads.hpp"
 #include "fuzz_support.hpp"
@@ -93,7 +96,8 @@ void check_lowering(const Plan& plan, const fuzz::Case& c) {
   }
 }
 
-void check_cost(const Plan& plan, const fuzz::Case& c) {
+/// Returns the plan's gradients when they derive and cost (run_case runs them), else none.
+std::optional<std::vector<Gradient>> check_cost(const Plan& plan, const fuzz::Case& c) {
   try {
     const Cost cost = einexpr::cost(plan);
     (void)cost.str();
@@ -104,17 +108,18 @@ void check_cost(const Plan& plan, const fuzz::Case& c) {
   // Every plan has its gradients (derived from the plan itself), which validate and cost;
   // only bool has none (reduce any / all among it). Counts past 2^128 are ShapeErrors.
   try {
-    for (const Gradient& g : gradients(plan)) {
-      validate(g.plan);
-      (void)einexpr::cost(g.plan);
-    }
-    (void)backward_cost(plan);
+    std::vector<Gradient> grads = gradients(plan);
+    for (const Gradient& g : grads) validate(g.plan);
+    const BackwardCost back = backward_cost(grads);
+    FUZZ_CHECK(back.gradients.size() == grads.size(), "one gradient cost per gradient for " + describe(c));
+    return grads;
   } catch (const InternalError& e) {
     FUZZ_CHECK(false, std::string(e.what()) + " in the gradients of " + describe(c));
   } catch (const ShapeError&) {
   } catch (const Error& e) {
     FUZZ_CHECK(plan.dtype == DType::boolean, "no gradient (" + std::string(e.what()) + ") for " + describe(c));
   }
+  return std::nullopt;
 }
 
 /// The cost API from the sizes alone (contiguous inputs, every axis named): the same op
@@ -150,6 +155,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const int init = LLVMFuzzerInitialize(nullptr, nullptr);
   (void)init;
+  // The engine's caches are emptied after every input: an input then frees what it
+  // allocated, and libFuzzer re-runs only an input that really leaks to look for the leak.
+  struct ClearCaches {
+    ~ClearCaches() { clear_caches(); }
+  } clear_after;
   const std::optional<fuzz::Case> decoded = fuzz::decode(data, size);
   if (!decoded) return 0;
   const fuzz::Case& c = *decoded;
@@ -178,8 +188,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   check_layouts(plan, c);
   check_lowering(plan, c);
-  check_cost(plan, c);
+  const std::optional<std::vector<Gradient>> grads = check_cost(plan, c);
   check_cost_api(c);
-  if (c.run && !c.huge) fuzz::run_case(c, plan);
+  if (c.run && !c.huge) fuzz::run_case(c, plan, grads ? &*grads : nullptr);
   return 0;
 }

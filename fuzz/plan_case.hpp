@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "einexpr/codegen/backward.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/parser/ast.hpp"
 
@@ -64,6 +65,7 @@ einexpr::Plan plan_case(const Case& c);
 
 /// Executes a small planned case: lower_cpu + run on random data, checked against the naive
 /// reference, the public op, run_into and an injected allocation failure (plan_run.cpp).
-void run_case(const Case& c, const einexpr::Plan& plan);
+/// `grads`: the plan's gradients when already derived (else null: derived here if needed).
+void run_case(const Case& c, const einexpr::Plan& plan, const std::vector<einexpr::Gradient>* grads);
 
 }  // namespace fuzz

@@ -4,8 +4,8 @@
 //   - the result has the plan's output shape and, for a consistent case, equals the naive
 //     reference loop (tests/lib/reference.cpp): exactly for copies and integers, within the
 //     dtype's tolerance for float arithmetic;
-//   - the public op (rearrange, reduce, ... with the engine's caches) and a Compiled
-//     expression give the same bytes;
+//   - the public op (rearrange, reduce, ... with the engine's caches; called twice, the
+//     second time from the program cache) and a Compiled expression give the same bytes;
 //   - run_into a fresh tensor (contiguous or transposed) gives the same values;
 //   - with the k-th allocation failing, the run throws AllocationError and the inputs stay;
 //   - an einsum's gradients (derived from its plan, backward.hpp) run and equal the naive
@@ -136,14 +136,15 @@ void compare_with_reference(const Case& c, const Plan& plan, const std::vector<T
                              name(c.kind) + " '" + c.text + "' " + std::string(name(c.dtype)) + "\n" + to_string(plan));
 }
 
-void check_einsum_gradients(const Case& c, const Plan& plan, const std::vector<Tensor>& xs, const Tensor& out) {
+void check_einsum_gradients(const Case& c, const Plan& plan, const std::vector<Gradient>* grads,
+                            const std::vector<Tensor>& xs, const Tensor& out) {
   if (c.kind != Kind::einsum || !is_floating(c.dtype) || (c.dtype != DType::f64 && c.dtype != DType::f32)) return;
   AxisLengths all;
   for (const std::string& n : c.names) all.emplace_back(n, c.sizes.at(n));
   const Tensor dy = Tensor::randn(out.shape(), c.dtype, c.seed + 1u);
   std::vector<Tensor> got;
   try {
-    got = run_gradients(plan, xs, out, dy);
+    got = grads != nullptr ? run_gradients(plan, *grads, xs, out, dy) : run_gradients(plan, xs, out, dy);
   } catch (const Error& e) {
     FUZZ_CHECK(false, std::string("an einsum's gradients fail to run: ") + e.what() + "\n" + to_string(plan));
   }
@@ -182,6 +183,13 @@ void compare_with_public_op(const Case& c, const std::vector<Tensor>& xs, const 
   }
   FUZZ_CHECK(got.shape() == out.shape() && bytes_of(got) == bytes_of(out),
              std::string("the public op differs from the plan's run for '") + c.text + "'");
+  try {
+    got = public_op(c, xs);  // again: now from the program cache
+  } catch (const Error& e) {
+    FUZZ_CHECK(false, std::string("the public op fails from its cache where it ran: ") + e.what());
+  }
+  FUZZ_CHECK(got.shape() == out.shape() && bytes_of(got) == bytes_of(out),
+             std::string("the public op from its cache differs from the plan's run for '") + c.text + "'");
   if (c.kind == Kind::binary || c.kind == Kind::unary) return;
   static constexpr Op ops[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum};
   try {
@@ -223,7 +231,7 @@ void check_failed_allocation(const Case& c, const Program& program, const std::v
 
 }  // namespace
 
-void run_case(const Case& c, const Plan& plan) {
+void run_case(const Case& c, const Plan& plan, const std::vector<Gradient>* grads) {
   if (footprint(c, plan) > max_elements || reference_work(c) > max_reference_work) return;
   const Program program = lower_cpu(plan);
   const std::vector<Tensor> xs = make_inputs(c);
@@ -238,7 +246,7 @@ void run_case(const Case& c, const Plan& plan) {
   FUZZ_CHECK(out.shape() == plan.output_value().layout.shape, "the run's shape is not the plan's");
   if (comparable(c)) {
     compare_with_reference(c, plan, xs, out);
-    check_einsum_gradients(c, plan, xs, out);
+    check_einsum_gradients(c, plan, grads, xs, out);
   }
   compare_with_public_op(c, xs, out);
   check_untouched(xs, before, "the public op");

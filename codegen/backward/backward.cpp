@@ -21,9 +21,11 @@ std::vector<Gradient> gradients(const Plan& forward) {
   throw Error(std::string("backward of '") + name(forward.op) + "' is not supported");
 }
 
-BackwardCost backward_cost(const Plan& forward) {
+BackwardCost backward_cost(const Plan& forward) { return backward_cost(gradients(forward)); }
+
+BackwardCost backward_cost(std::span<const Gradient> gradients) {
   BackwardCost out;
-  for (Gradient& g : gradients(forward)) {
+  for (const Gradient& g : gradients) {
     Cost c = cost(g.plan);
     c.op = "backward";
     c.pattern = g.expression;
@@ -36,6 +38,11 @@ BackwardCost backward_cost(const Plan& forward) {
 
 std::vector<Tensor> run_gradients(const Plan& forward, std::span<const Tensor> inputs, const Tensor& y,
                                   const Tensor& dy) {
+  return run_gradients(forward, gradients(forward), inputs, y, dy);
+}
+
+std::vector<Tensor> run_gradients(const Plan& forward, std::span<const Gradient> gradients,
+                                  std::span<const Tensor> inputs, const Tensor& y, const Tensor& dy) {
   if (inputs.size() != static_cast<std::size_t>(forward.num_inputs))
     throw Error("run_gradients: the plan takes " + std::to_string(forward.num_inputs) + " inputs, got " +
                 std::to_string(inputs.size()));
@@ -43,13 +50,18 @@ std::vector<Tensor> run_gradients(const Plan& forward, std::span<const Tensor> i
     throw ShapeError("run_gradients: dY has shape " + shape_str(dy.shape()) + " but the output has shape " +
                      shape_str(forward.output_value().layout.shape));
   std::vector<Tensor> out;
-  for (const Gradient& g : gradients(forward)) {
+  for (const Gradient& g : gradients) {
     std::vector<Tensor> sources;
     for (const GradientSource& s : g.sources) {
       switch (s.kind) {
         case GradientSource::Kind::output_gradient: sources.push_back(dy.contiguous()); break;
         case GradientSource::Kind::output: sources.push_back(y.contiguous()); break;
-        case GradientSource::Kind::input: sources.push_back(inputs[static_cast<std::size_t>(s.input)]); break;
+        case GradientSource::Kind::input:
+          if (s.input < 0 || static_cast<std::size_t>(s.input) >= inputs.size())
+            throw Error("run_gradients: " + g.label + "'s gradient reads input " + std::to_string(s.input) +
+                        ", which this plan does not have");
+          sources.push_back(inputs[static_cast<std::size_t>(s.input)]);
+          break;
       }
     }
     out.push_back(lower_cpu(g.plan).run(sources));

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "einexpr/codegen/backward.hpp"
+#include "einexpr/codegen/lower.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/parse.hpp"
@@ -52,6 +53,34 @@ TEST_CASE("a linear layer: forward 2·B·D·K, backward 4·B·D·K (the seeds' 6
     CHECK(back.gradients[0].cost.flops_formula.str() == "2·b·d·k");
     CHECK(back.bytes == back.gradients[0].cost.ideal_bytes() + back.gradients[1].cost.ideal_bytes());
   }
+}
+
+TEST_CASE("backward_cost and run_gradients take gradients already derived", "[backward]") {
+  const Plan forward = planned(OpSpec::einsum(), "b d, d k -> b k", {{3, 4}, {4, 5}}, DType::f64);
+  const std::vector<Gradient> grads = gradients(forward);
+  const BackwardCost once = backward_cost(grads);
+  CHECK(once.flops == backward_cost(forward).flops);
+  CHECK(once.bytes == backward_cost(forward).bytes);
+  REQUIRE(once.gradients.size() == 2);
+  CHECK(once.gradients[1].expression == "einsum(dY, A, 'b k, b d -> d k')");
+
+  const std::vector<Tensor> xs = {Tensor::randn({3, 4}, DType::f64, 1), Tensor::randn({4, 5}, DType::f64, 2)};
+  const Tensor y = lower_cpu(forward).run(xs);
+  const Tensor dy = Tensor::randn({3, 5}, DType::f64, 3);
+  const std::vector<Tensor> a = run_gradients(forward, xs, y, dy);
+  const std::vector<Tensor> b = run_gradients(forward, grads, xs, y, dy);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) CHECK(a[i].to_vector<double>() == b[i].to_vector<double>());
+  // Gradients of another plan, reading an input this one lacks: an error, not a wild read.
+  const Plan unary = planned(OpSpec::einsum(), "b d -> d", {{3, 4}}, DType::f64);
+  const std::vector<Tensor> one = {xs[0]};
+  const Tensor y1 = lower_cpu(unary).run(one);
+  std::vector<Gradient> foreign = gradients(forward);
+  foreign.resize(1);
+  foreign[0].sources.back().input = 1;
+  CHECK_THROWS_WITH(run_gradients(unary, foreign, one, y1, Tensor::randn({4}, DType::f64, 4)),
+                    Catch::Contains("reads input 1, which this plan does not have"));
 }
 
 TEST_CASE("the seeds' two-layer model, layer by layer: backward = 2 x forward", "[backward]") {

@@ -327,21 +327,21 @@ Result einsum(const std::vector<Tensor>& xs, const std::string& pattern, const A
   std::vector<std::vector<double>> in;
   for (const Tensor& t : xs) in.push_back(values_of(t));
   const bool integer = is_integer(xs[0].dtype());
-  std::vector<std::int64_t> iacc(r.values.size(), 0);
+  std::vector<std::uint64_t> iacc(r.values.size(), 0);  // wraps mod 2^64, as the engine does
   for_all(e.atoms, lens, [&](const auto& idx) {
     double prod = 1;
-    std::int64_t iprod = 1;
+    std::uint64_t iprod = 1;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double v = in[i][static_cast<std::size_t>(flat_index(sides[i], xs[i].shape(), idx, lens))];
       prod *= v;
-      iprod *= static_cast<std::int64_t>(v);
+      iprod *= static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
     }
     const auto o = static_cast<std::size_t>(flat_index(out, r.shape, idx, lens));
     r.values[o] += prod;
     iacc[o] += iprod;
   });
   if (integer)
-    for (std::size_t i = 0; i < iacc.size(); ++i) r.values[i] = static_cast<double>(iacc[i]);
+    for (std::size_t i = 0; i < iacc.size(); ++i) r.values[i] = static_cast<double>(static_cast<std::int64_t>(iacc[i]));
   return r;
 }
 

@@ -95,11 +95,12 @@ TEST_CASE("the einsum table: runs, costs and gradients of 230 patterns against f
         CHECK(c.flops_numpy <= count(r.numpy_optimal));
       }
     }
-    // Every gradient: derived, costed, run, and equal to the naive gradient.
-    const BackwardCost back = backward_cost(plan);
+    // Every gradient: derived (once), costed, run, and equal to the naive gradient.
+    const std::vector<Gradient> grads = gradients(plan);
+    const BackwardCost back = backward_cost(grads);
     CHECK(back.gradients.size() == xs.size());
     const Tensor dy = Tensor::randn(y.shape(), DType::f64, 7 + i);
-    const std::vector<Tensor> dxs = run_gradients(plan, xs, y, dy);
+    const std::vector<Tensor> dxs = run_gradients(plan, grads, xs, y, dy);
     const std::vector<reference::Result> want = reference::einsum_gradients(xs, r.pattern, dy.to_vector<double>(), lengths);
     REQUIRE(dxs.size() == want.size());
     for (std::size_t k = 0; k < dxs.size(); ++k) {

@@ -55,9 +55,15 @@ struct Gradient {
 /// reduce any / all, and every op on bool.
 std::vector<Gradient> gradients(const Plan& forward);
 
+/// backward_cost(forward) (cost.hpp) from gradients already derived: each costed by cost().
+BackwardCost backward_cost(std::span<const Gradient> gradients);
+
 /// Runs the gradients on the CPU: `inputs` as the forward plan took them, `y` its output
 /// and `dy` the output's gradient (Y's shape). Returns dX per input.
 std::vector<Tensor> run_gradients(const Plan& forward, std::span<const Tensor> inputs, const Tensor& y,
                                   const Tensor& dy);
+/// The same with `forward`'s gradients already derived (gradients(forward)).
+std::vector<Tensor> run_gradients(const Plan& forward, std::span<const Gradient> gradients,
+                                  std::span<const Tensor> inputs, const Tensor& y, const Tensor& dy);
 
 }  // namespace einexpr
