@@ -2,6 +2,7 @@
 // Private, CUDA builds only: the kernels of the CUDA lowering, as host functions that
 // queue work on device `device`'s stream. Pointers are buffer bases; layouts (shape,
 // strides and offset in elements) are relative to them, as in a Plan.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -65,6 +66,30 @@ std::size_t accumulator_size(DType dtype);
 ReducePlan plan_reduction(int sm_count, const Layout& src, const std::vector<int>& axes, const Layout& dst,
                           DType dtype, Reduction op);
 void run_reduction(int device, const ReducePlan& plan, std::byte* dst, const std::byte* src, std::byte* partials);
+
+// ---- norm_cuda.cu ----
+/// A NormStep planned once, at lowering: its rows (the kept dims) and each row's elements
+/// (the normalized dims), both collapsed, in three views: dst, src 0 and src 1 (src 0's
+/// again for a forward step, which reads one source).
+struct NormPlan {
+  Normalization kind = Normalization::softmax;
+  bool backward = false;
+  double eps = 0;
+  DType dtype = DType::f32;
+  std::int64_t n = 0;                   // elements per row
+  Shape inner;                          // a row's dims, collapsed
+  std::array<Strides, 3> inner_strides;
+  Shape outer;                          // the rows' dims, collapsed
+  std::array<Strides, 3> outer_strides;
+  std::array<std::int64_t, 3> base{};   // the views' offsets
+};
+/// DTypeError for a dtype that is not floating; DeviceError for rows of 2^31 or more
+/// elements, or over more than 12 dims that do not collapse.
+NormPlan plan_normalization(const NormStep& step, const Layout& dst, const std::vector<const Layout*>& srcs,
+                            DType dtype);
+/// Forward: dst = f(src0); backward: dst = dX from dY (src0) and Y or X (src1).
+void run_normalization(int device, const NormPlan& plan, std::byte* dst, const std::byte* src0,
+                       const std::byte* src1);
 
 // ---- contract_kernels.cu ----
 /// dst[B.., m, n] = sum_k a[B.., m, k] * b[B.., k, n] for i64 / i32: a tiled kernel, exact,

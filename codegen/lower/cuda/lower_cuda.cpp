@@ -88,6 +88,20 @@ void lower_embed(const EmbedStep& s, Lowering& low) {
   });
 }
 
+void lower_norm(const NormStep& s, Lowering& low) {
+  const Value dst = low.value(s.dst);
+  std::vector<Value> srcs;
+  std::vector<const Layout*> layouts;
+  for (int v : s.srcs) srcs.push_back(low.value(v));
+  for (const Value& v : srcs) layouts.push_back(&v.layout);
+  const NormPlan plan = plan_normalization(s, dst.layout, layouts, low.plan.dtype);
+  const int device = low.device;
+  low.add_kernel(std::string(s.backward ? "d." : "") + name(s.kind), [=](const Workspace& ws) {
+    run_normalization(device, plan, buffer_base(ws, dst.buffer), buffer_base(ws, srcs[0].buffer),
+                      srcs.size() > 1 ? buffer_base(ws, srcs[1].buffer) : nullptr);
+  });
+}
+
 struct CudaBackend {
   int device;
   template <class S>
@@ -101,10 +115,7 @@ struct CudaBackend {
   void operator()(const ReduceStep& s, lowering::Context& c) const { lower(s, c, lower_reduce); }
   void operator()(const MapStep& s, lowering::Context& c) const { lower(s, c, lower_map); }
   void operator()(const EmbedStep& s, lowering::Context& c) const { lower(s, c, lower_embed); }
-  void operator()(const NormStep& s, lowering::Context&) const {
-    throw DeviceError(std::string(s.backward ? "the backward pass of " : "") + name(s.kind) +
-                      " is not implemented on the GPU yet (the CPU runs it): move the tensor with .to(Device::cpu())");
-  }
+  void operator()(const NormStep& s, lowering::Context& c) const { lower(s, c, lower_norm); }
 };
 
 }  // namespace
