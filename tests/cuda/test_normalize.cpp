@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "data/norm_torch_values.hpp"
-#include "einexpr/codegen/backward.hpp"
 #include "einexpr/einexpr.hpp"
 #include "gpu_check.hpp"
 #include "reference.hpp"
@@ -24,24 +23,6 @@ const Normalization kinds[] = {Normalization::softmax, Normalization::log_softma
 
 double eps_of(Normalization kind) {
   return kind == Normalization::layer_norm ? 1e-5 : kind == Normalization::rms_norm ? 1e-6 : 0.0;
-}
-
-/// Runs the gradients of `forward` (planned for the GPU inputs) on the GPU.
-std::vector<Tensor> gpu_gradients(const Plan& forward, const std::vector<Tensor>& xs, const Tensor& y,
-                                  const Tensor& dy) {
-  std::vector<Tensor> out;
-  for (const Gradient& g : gradients(forward)) {
-    std::vector<Tensor> sources;
-    for (const GradientSource& s : g.sources) {
-      switch (s.kind) {
-        case GradientSource::Kind::output_gradient: sources.push_back(dy.contiguous()); break;
-        case GradientSource::Kind::output: sources.push_back(y.contiguous()); break;
-        case GradientSource::Kind::input: sources.push_back(xs[static_cast<std::size_t>(s.input)]); break;
-      }
-    }
-    out.push_back(lower_cuda(g.plan, cuda0).run(sources));
-  }
-  return out;
 }
 
 /// Values against expected ones: NaN where NaN, inf exactly, else within tol relative to
@@ -74,7 +55,7 @@ TEST_CASE("normalizations on the GPU match torch: values, edge cases and autogra
     const Compiled compiled(OpSpec::normalize(c.normalization, c.eps, c.lengths), c.pattern);
     const std::vector<Tensor> in = {x};
     const Tensor dy = Tensor::from_doubles(c.dy, c.shape, c.dtype).to(cuda0);
-    const std::vector<Tensor> dx = gpu_gradients(compiled.plan(in), in, y, dy);
+    const std::vector<Tensor> dx = test::gpu_gradients(compiled.plan(in), in, y, dy);
     synchronize(cuda0);
     REQUIRE(dx.size() == 1);
     double largest = 0;
@@ -153,7 +134,7 @@ TEST_CASE("normalization gradients on the GPU equal the CPU's", "[cuda][normaliz
         const std::vector<Tensor> cpu_in = {x.cpu}, gpu_in = {x.gpu};
         const Tensor y_cpu = f.run(cpu_in), y_gpu = f.run(gpu_in);
         const std::vector<Tensor> want = run_gradients(f.plan(cpu_in), cpu_in, y_cpu, dy.cpu);
-        const std::vector<Tensor> got = gpu_gradients(f.plan(gpu_in), gpu_in, y_gpu, dy.gpu);
+        const std::vector<Tensor> got = test::gpu_gradients(f.plan(gpu_in), gpu_in, y_gpu, dy.gpu);
         synchronize(cuda0);
         REQUIRE(got.size() == 1);
         REQUIRE(want.size() == 1);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "allocator_cuda.hpp"
+#include "einexpr/codegen/backward.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/runtime/program.hpp"
 #include "einexpr/runtime/storage.hpp"
@@ -142,5 +143,24 @@ inline void run_poisoned(const Plan& plan, const std::vector<Tensor>& inputs, co
 
 /// Logical values of a CPU input.
 inline std::vector<double> values(const Input& in) { return in.cpu.to_vector<double>(); }
+
+/// The gradients of `forward` (planned for the GPU inputs `xs`), each lowered for cuda:0
+/// and run there: run_gradients (backward.hpp) on the GPU.
+inline std::vector<Tensor> gpu_gradients(const Plan& forward, const std::vector<Tensor>& xs, const Tensor& y,
+                                         const Tensor& dy) {
+  std::vector<Tensor> out;
+  for (const Gradient& g : gradients(forward)) {
+    std::vector<Tensor> sources;
+    for (const GradientSource& s : g.sources) {
+      switch (s.kind) {
+        case GradientSource::Kind::output_gradient: sources.push_back(dy.contiguous()); break;
+        case GradientSource::Kind::output: sources.push_back(y.contiguous()); break;
+        case GradientSource::Kind::input: sources.push_back(xs.at(static_cast<std::size_t>(s.input))); break;
+      }
+    }
+    out.push_back(lower_cuda(g.plan, cuda0).run(sources));
+  }
+  return out;
+}
 
 }  // namespace einexpr::test
