@@ -9,6 +9,16 @@
 
 namespace einexpr::detail::backward {
 
+namespace {
+/// The most operands a gradient's order search solves exactly (every tree, by the
+/// exhaustive program); beyond, random greedy with reconfiguration. An n-operand einsum has
+/// n gradients of n operands each, and with the forward's exact programs (connected-subset
+/// dynamic programming up to 30 operands) their searches took 4-30 times the forward's:
+/// `cost` of random 20- to 30-operand einsums took 3-9 s where their forward plans took
+/// 0.2-0.4 s; now 0.4-0.9 s (bench/RESULTS.md, "Gradients' order searches").
+constexpr int kGradientExactLimit = 10;
+}  // namespace
+
 std::vector<Gradient> einsum_gradients(const Plan& forward) {
   std::vector<Gradient> out;
   for (int i = 0; i < forward.num_inputs; ++i) {
@@ -28,7 +38,8 @@ std::vector<Gradient> einsum_gradients(const Plan& forward) {
     Axes keep;
     for (AxisId id : d.x_axes())
       if (std::any_of(nodes.begin(), nodes.end(), [&](const AtomView& n) { return n.has(id); })) keep.push_back(id);
-    const AtomView g = contract_all(d.builder(), std::move(nodes), keep, ContractionOrder::optimal);
+    const AtomView g =
+        contract_all(d.builder(), std::move(nodes), keep, ContractionOrder::optimal, {}, kGradientExactLimit);
     const int dx = d.lay_out(g);
     std::string expression = "einsum(" + operands + ", '" + texts + " -> " + d.x_text() + "')";
     out.push_back(std::move(d).finish(dx, std::move(expression)));

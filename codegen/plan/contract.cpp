@@ -284,9 +284,10 @@ std::string order_note(const order::Problem& problem, const order::Path& path) {
 }  // namespace
 
 AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& output, ContractionOrder order,
-                      const OrderGoal& goal) {
+                      const OrderGoal& goal, std::optional<int> exact_limit) {
   EINEXPR_ASSERT(!nodes.empty(), "contract_all: no operands");
-  const order::Options options = order_options(order, goal, b.dtype());  // checked for any count
+  order::Options options = order_options(order, goal, b.dtype());  // checked for any count
+  if (exact_limit) options.exact_limit = *exact_limit;
   ContractionInfo info;
   info.output = output;
   for (const AtomView& v : nodes) info.operands.push_back(v.ids());

@@ -3,6 +3,8 @@
 // every gradient against a reference is tests/lib/test_gradients.cpp.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "einexpr/codegen/backward.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/codegen/planner.hpp"
@@ -81,6 +83,52 @@ TEST_CASE("backward_cost and run_gradients take gradients already derived", "[ba
   foreign[0].sources.back().input = 1;
   CHECK_THROWS_WITH(run_gradients(unary, foreign, one, y1, Tensor::randn({4}, DType::f64, 4)),
                     Catch::Contains("reads input 1, which this plan does not have"));
+}
+
+TEST_CASE("gradients past 10 operands take the heuristic's order, and are right", "[backward]") {
+  // Up to 10 operands every gradient's order is the exhaustive optimum; beyond, random
+  // greedy with reconfiguration (kGradientExactLimit: with the exact programs the n
+  // searches took 10-30 times the forward's). This einsum is no matrix chain.
+  const char* twelve =
+      "x4 x5 x6, x8 x0 x6, x7 x3 x5, x0 x2 x8, x5 x7 x6, x3 x6 x4, x1 x3 x0, x3 x6 x2, x2 x6 x1, "
+      "x1 x2 x4, x7 x2 x1, x0 x8 x1 -> x0 x1";
+  const Plan forward = planned(OpSpec::einsum(), twelve, std::vector<Shape>(12, Shape{3, 3, 3}), DType::f64);
+  REQUIRE(forward.notes.size() == 1);
+  CHECK_THAT(forward.notes[0], Catch::Contains("FLOPs (dynamic programming, "));  // the forward: exact programs
+  const std::vector<Gradient> grads = gradients(forward);
+  REQUIRE(grads.size() == 12);
+  for (const Gradient& g : grads) {
+    CAPTURE(g.expression);
+    REQUIRE(g.plan.notes.size() == 1);
+    CHECK_THAT(g.plan.notes[0], Catch::Contains("FLOPs (random greedy + reconfiguration, "));
+  }
+  // The einsum is linear in each operand X_i, so sum(dX_i * X_i) = sum(dY * Y) for every i.
+  std::vector<Tensor> xs;
+  for (std::uint64_t i = 0; i < 12; ++i) xs.push_back(Tensor::randn({3, 3, 3}, DType::f64, 10 + i));
+  const Tensor y = lower_cpu(forward).run(xs);
+  const Tensor dy = Tensor::randn({3, 3}, DType::f64, 30);
+  const auto dot = [](const Tensor& a, const Tensor& b) {
+    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
+    REQUIRE(u.size() == v.size());
+    double sum = 0;
+    for (std::size_t k = 0; k < u.size(); ++k) sum += u[k] * v[k];
+    return sum;
+  };
+  const double loss = dot(dy, y);
+  CHECK(std::abs(loss) > 1e-3);  // random values: a zero here would make the checks below weak
+  const std::vector<Tensor> dxs = run_gradients(forward, grads, xs, y, dy);
+  REQUIRE(dxs.size() == 12);
+  for (std::size_t i = 0; i < 12; ++i) {
+    CAPTURE(i);
+    CHECK(dot(dxs[i], xs[i]) == Approx(loss).epsilon(1e-10));
+  }
+
+  const char* eight = "x4 x5 x6, x8 x0 x6, x7 x3 x5, x0 x2 x8, x5 x7 x6, x3 x6 x4, x1 x3 x0, x3 x6 x2 -> x0 x1";
+  for (const Gradient& g : gradients(planned(OpSpec::einsum(), eight, std::vector<Shape>(8, Shape{3, 3, 3})))) {
+    CAPTURE(g.expression);
+    REQUIRE(g.plan.notes.size() == 1);
+    CHECK_THAT(g.plan.notes[0], Catch::Contains("FLOPs (optimal: exhaustive, "));
+  }
 }
 
 TEST_CASE("the seeds' two-layer model, layer by layer: backward = 2 x forward", "[backward]") {
