@@ -47,7 +47,16 @@ Solved solve(const Network& net, const Weights& w, const Options& o, const Deadl
   const bool plain = w.objective == Objective::flops && !w.limit;
   if (plain && net.bond_regime)  // polynomial: at any length
     if (const auto order = chain_order(net)) return {chain_dp(net, *order).tree, true, "matrix chain"};
-  if (net.n > o.exact_limit) return {heuristic(net, w, work_for(net, o, true), deadline).tree, false, heuristic_name};
+  if (net.n > o.exact_limit) {
+    if (!o.given.empty()) {  // the given tree or greedy's, whichever scores better
+      Tree given{o.given};
+      const std::optional<SatCount> value = score(net, given, w);
+      Found g = greedy(net, w);
+      if (g.tree && (!value || g.value < *value)) return {std::move(g.tree), false, "greedy"};
+      return {std::move(given), false, o.given_method};
+    }
+    return {heuristic(net, w, work_for(net, o, true), deadline).tree, false, heuristic_name};
+  }
   if (net.n <= kExhaustiveMax) return {subset_dp(net, all_leaves(net), w).tree, true, "exhaustive"};
   // An upper bound first, then the exact program with it as the cap. Past 20 operands the
   // program's time grows fast with the cap: the full heuristic's bound pays for itself.

@@ -41,6 +41,11 @@ struct Options {
   /// does not depend on the machine's speed; past it the best order found so far is taken.
   double time_budget_s = -1;
   int exact_limit = 30;    // the most operands the exponential exact searches take
+  /// When not empty: past `exact_limit`, this tree or opt_einsum's greedy, whichever scores
+  /// better, instead of the heuristic (the gradients give their forward's order,
+  /// backpropagated); `given_method` names it in the Path.
+  std::vector<std::pair<int, int>> given;
+  std::string given_method = "given";
   /// The candidates the connected-subset program may look at before it gives way to the
   /// heuristic (a fixed amount of work: the answer is the same on any machine).
   std::size_t exact_work = 8'000'000;

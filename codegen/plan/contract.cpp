@@ -284,10 +284,16 @@ std::string order_note(const order::Problem& problem, const order::Path& path) {
 }  // namespace
 
 AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& output, ContractionOrder order,
-                      const OrderGoal& goal, std::optional<int> exact_limit) {
+                      const OrderGoal& goal, const SearchOverride* search) {
   EINEXPR_ASSERT(!nodes.empty(), "contract_all: no operands");
   order::Options options = order_options(order, goal, b.dtype());  // checked for any count
-  if (exact_limit) options.exact_limit = *exact_limit;
+  if (search) {
+    EINEXPR_ASSERT(search->tree.empty() || search->tree.size() + 1 == nodes.size(),
+                   "contract_all: a given tree of n operands has n - 1 steps");
+    options.exact_limit = search->exact_limit;
+    options.given = search->tree;
+    options.given_method = search->method;
+  }
   ContractionInfo info;
   info.output = output;
   for (const AtomView& v : nodes) info.operands.push_back(v.ids());

@@ -2,7 +2,8 @@
 // Private to codegen: the einsum core over atom views (contract.cpp), shared by the forward
 // einsum (plan_einsum.cpp) and the gradients (backward/): operands as atoms in, their
 // contraction to `output`'s atoms out, as a list of steps on a PlanBuilder.
-#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "einexpr/codegen/planner.hpp"
@@ -19,9 +20,17 @@ namespace einexpr::detail {
 /// layout directly where it can. Records the ContractionInfo and, for three or more
 /// operands, a note with the order, the search that found it, its time, and what left to
 /// right would cost. Returns the result's atoms (every atom of `output`, in some order).
-/// `nodes` of one operand: its reduction. `exact_limit`, when given, replaces the order
-/// search's default (order::Options::exact_limit): the most operands its exact programs take.
+/// `nodes` of one operand: its reduction.
+///
+/// `search`, when given, changes the order search (the gradients' einsums): its exact
+/// programs take at most `exact_limit` operands, and past that `tree` (node ids as in
+/// ContractionInfo::path) is taken instead of the heuristic's, named `method` in the note.
+struct SearchOverride {
+  int exact_limit = 0;
+  std::vector<std::pair<int, int>> tree;
+  std::string method;
+};
 AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& output, ContractionOrder order,
-                      const OrderGoal& goal = {}, std::optional<int> exact_limit = {});
+                      const OrderGoal& goal = {}, const SearchOverride* search = nullptr);
 
 }  // namespace einexpr::detail
