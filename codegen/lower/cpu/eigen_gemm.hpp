@@ -3,6 +3,7 @@
 // OuterStride) and Eigen's GEMM between them. Included by gemm_eigen.cpp, and by
 // gemm_blas.cpp for the integer GEMM no BLAS has.
 #include <Eigen/Core>
+#include <type_traits>
 #include <utility>
 
 #include "gemm.hpp"
@@ -26,6 +27,14 @@ void eigen_gemm_orders(const T* a, const MatrixMap& am, const T* b, const Matrix
 /// instantiated for a column-major result only.
 template <class T>
 void eigen_gemm(const T* a, MatrixMap am, const T* b, MatrixMap bm, T* c, MatrixMap cm) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    // Integers wrap like numpy's and every other integer kernel's (element.hpp): the products
+    // and sums are taken in the unsigned type, where wrapping is defined and gives the same
+    // two's-complement bits (signed overflow is undefined; fuzz_plan's UBSan found it here).
+    using U = std::make_unsigned_t<T>;
+    eigen_gemm<U>(reinterpret_cast<const U*>(a), am, reinterpret_cast<const U*>(b), bm, reinterpret_cast<U*>(c), cm);
+    return;
+  }
   if (cm.rows == 0 || cm.cols == 0) return;
   const detail::ColumnMajorCall call = detail::column_major_call(am, bm, cm);
   if (call.swapped) std::swap(a, b);
