@@ -9,11 +9,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cpu_reference.hpp"
+#include "lower/cpu/vec_math_bounds.hpp"
 #include "lower/cpu/vec_math_ops.hpp"
 #include "plan_builder.hpp"
 #include "unary_reference.hpp"
@@ -26,33 +30,10 @@ namespace vec = einexpr::cpu::vec;
 
 namespace {
 
-/// The bound vec_math.hpp states for `op` at input x, in ULPs; `inline_gelu_erf`: the table
-/// computes gelu_erf itself (AVX2 f32) rather than through Sleef's erfc.
-double ulp_bound(UnaryOp op, LD x, bool inline_gelu_erf) {
-  switch (op) {
-    case UnaryOp::relu: case UnaryOp::abs: case UnaryOp::neg: return 0;
-    case UnaryOp::square: case UnaryOp::sqrt: case UnaryOp::reciprocal: return 0.5;
-    case UnaryOp::rsqrt: return 1.5;
-    case UnaryOp::exp: case UnaryOp::log: case UnaryOp::erf: return 1.0;
-    case UnaryOp::tanh: return 3.5;
-    case UnaryOp::sigmoid: return 3.0;
-    case UnaryOp::silu: return 3.5;
-    case UnaryOp::softplus: return 2.5;
-    case UnaryOp::gelu: {
-      const LD t = std::fabs(x * (1.5957691216057308L + 1.5957691216057308L * 0.044715L * x * x));
-      return std::isfinite(t) ? static_cast<double>(4 + 2.5L * t) : 4.0;
-    }
-    case UnaryOp::gelu_erf:
-      if (inline_gelu_erf) return 4.5;
-      return x < 0 && std::isfinite(x) ? static_cast<double>(4 + 2 * x * x) : 4.0;
-  }
-  return 0;
-}
-
 /// The error of `got` against the exact `want`, in ULPs of T at want (values beyond T's
 /// range, infinities included, count as 2^max_exponent, one ULP above the largest finite
 /// T); -1 when exactly one is NaN. An absolute error below T's smallest normal number counts
-/// as 0 (vec_math.hpp: intermediates in the subnormal range lose their precision).
+/// as 0 (vec_math_bounds.hpp: intermediates in the subnormal range lose their precision).
 template <class T>
 double ulp_error(T got, LD want) {
   using L = std::numeric_limits<T>;
@@ -106,7 +87,7 @@ void check_table(const vec::Kernels<T>& kernels, UnaryOp op, const std::vector<T
   int bad = 0;
   for (std::size_t i = 0; i < in.size(); ++i) {
     const LD want = unary_reference<R>(op, static_cast<R>(in[i]));
-    const double err = ulp_error<T>(out[i], want), bound = ulp_bound(op, in[i], inline_gelu_erf);
+    const double err = ulp_error<T>(out[i], want), bound = vec::ulp_bound(op, static_cast<LD>(in[i]), inline_gelu_erf);
     worst = std::max(worst, err);
     const bool same = std::memcmp(&out[i], &streamed[i + 1], sizeof(T)) == 0 || (out[i] != out[i] && streamed[i + 1] != streamed[i + 1]);
     if ((err < 0 || err > bound || !same) && ++bad <= 5) {
@@ -134,6 +115,58 @@ TEST_CASE("every vec_math table is within its ULP bounds over the whole f32 and 
       check_table<float, double>(tables.list[t]->f32, op, f32, std::string(tables.list[t]->isa) == "avx2");
       check_table<double, LD>(tables.list[t]->f64, op, f64);
     }
+}
+
+TEST_CASE("docs/ops.md's table of error bounds is vec_math_bounds.hpp's, one row for each function", "[lower_cpu][vec_math][docs]") {
+  std::ifstream file(EINEXPR_DOCS_DIR "/ops.md");
+  REQUIRE(file);
+  std::map<UnaryOp, int> rows;
+  bool in_table = false;
+  for (std::string line; std::getline(file, line);) {
+    if (line.rfind("| function | bound (ULP) |", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || line.rfind("|---", 0) == 0) continue;
+    if (line.rfind('|', 0) != 0) break;  // the table's end
+    std::vector<std::string> cells;  // split at the '|' Markdown does not escape
+    std::string cell;
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '|' && line[i - 1] != '\\') {
+        cells.push_back(cell.substr(1, cell.size() >= 2 ? cell.size() - 2 : 0));  // " text "
+        cell.clear();
+      } else {
+        cell += line[i];
+      }
+    }
+    CAPTURE(line);
+    REQUIRE(cells.size() == 3);
+    for (std::size_t at = 0; at < cells[0].size();) {  // "relu, abs, neg"
+      const std::size_t comma = std::min(cells[0].find(", ", at), cells[0].size());
+      const UnaryOp op = parse_unary_op(cells[0].substr(at, comma - at));
+      CHECK(cells[1] == vec::ulp_bound_doc(op));
+      ++rows[op];
+      at = comma + 2;
+    }
+  }
+  REQUIRE(in_table);
+  for (UnaryOp op : all_unary_ops) {
+    CAPTURE(name(op));
+    CHECK(rows[op] == 1);
+    // The words say what the function computes: a number is the bound everywhere.
+    const std::string doc = vec::ulp_bound_doc(op);
+    if (doc == "exact" || doc.find_first_not_of("0123456789.") == std::string::npos)
+      for (const LD x : {-7.0L, -0.5L, 0.0L, 3.0L, 100.0L})
+        for (const bool inline_gelu_erf : {false, true})
+          CHECK(vec::ulp_bound(op, x, inline_gelu_erf) == (doc == "exact" ? 0.0 : std::stod(doc)));
+  }
+  // The two that are formulas, at a few points: 4 + 2.5|2z|, 2z = sqrt(8/pi)(x + 0.044715x^3).
+  for (const LD x : {-3.0L, 0.5L, 2.0L})
+    CHECK(vec::ulp_bound(UnaryOp::gelu, x, false) ==
+          Approx(4 + 2.5 * std::fabs(std::sqrt(8 / M_PI) * (double(x) + 0.044715 * double(x * x * x)))).epsilon(1e-12));
+  CHECK(vec::ulp_bound(UnaryOp::gelu_erf, -3.0L, true) == 4.5);
+  CHECK(vec::ulp_bound(UnaryOp::gelu_erf, -3.0L, false) == 22.0);  // 4 + 2x^2
+  CHECK(vec::ulp_bound(UnaryOp::gelu_erf, 2.0L, false) == 4.0);
 }
 
 TEST_CASE("vec_math kernels handle every length and alignment", "[lower_cpu][vec_math]") {

@@ -11,31 +11,10 @@
 // neg, square, sqrt, rsqrt and reciprocal are plain vector instructions. The formulas,
 // written once over an ISA's vector type, are in vec_math_kernels.hpp.
 //
-// Error bounds, in ULPs of the result's dtype (f32 or f64), against the exact value, over
-// every input (±0, ±inf, NaN and denormals included; tests/codegen/test_vec_math.cpp
-// checks them against an f64 (for f32) or long double (for f64) reference):
-//   relu abs neg                    exact
-//   square sqrt reciprocal          0.5 (one rounding)
-//   rsqrt                           1.5 (1 / sqrt(x): two roundings)
-//   exp log erf                     1.0 (Sleef expf/logf/erff u10; f32 exp under AVX2 is
-//                                   einexpr's own, 0.77 over every input: scripts/map_ulp.sh)
-//   tanh                            3.5 (Sleef tanhf u35: 3x faster than u10 here)
-//   sigmoid                         3.0 (e = exp(-|x|), then 1/(1+e), or e/(1+e) for x < 0;
-//                                   2.40 over every f32 input under AVX2: scripts/map_ulp.sh)
-//   silu                            3.5 (x/(1+e), or x·e/(1+e) for x < 0; 3.34 under AVX2)
-//   softplus                        2.5 (log1p(exp(x)), u10 each; x itself where x > 20)
-//   gelu  (x · sigmoid(2z), z = sqrt(2/pi)(x + 0.044715x^3), the tanh form rewritten)
-//                                   4 + 2.5·|2z| (the rounding of 2z, a few ULPs, is
-//                                   amplified |2z| times by exp in the left tail, where
-//                                   gelu(x) ~ x·exp(2z); torch's tanh form is 100% off there)
-//   gelu_erf (0.5·x·erfc(-x/sqrt 2))  4 + 2x^2 for x < 0, else 4, through Sleef's (or libm's)
-//                                   erfc: the rounding of x/sqrt 2 is amplified 2t^2 = x^2
-//                                   times by erfc(t) in the tail (42 ULP seen at x = -6).
-//                                   4.5 over every input for f32 under AVX2, which computes
-//                                   it inline, carrying those roundings (vec_math_avx2.cpp;
-//                                   4.05 at most: scripts/map_ulp.sh)
-// Results below the smallest normal number may be off by one unit of it (Sleef flushes
-// some tiny results to zero). At -inf, gelu, gelu_erf and silu are -0 (their limit).
+// Error bounds, in ULPs of the result's dtype against the exact value over every input,
+// are stated once, in vec_math_bounds.hpp (checked by tests/codegen/test_vec_math.cpp and
+// scripts/map_ulp.sh; docs/ops.md's table is compared with it). At -inf, gelu, gelu_erf and
+// silu are -0 (their limit).
 #include <cstdint>
 
 namespace einexpr::cpu::vec {

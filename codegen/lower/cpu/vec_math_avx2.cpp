@@ -50,7 +50,7 @@ struct F32 {
   static R exp(R x) { return exp_impl<true>(x); }
   /// exp without carrying the reduction's rounding errors (about 1 ULP instead of 0.77; 0.32
   /// ns an element against 0.41): for sigmoid, silu and gelu, whose bounds absorb it (their
-  /// errors over every input: vec_math.hpp).
+  /// errors over every input: vec_math_bounds.hpp).
   static R exp_fast(R x) { return exp_impl<false>(x); }
   static R log(R x) { return Sleef_logf8_u10avx2(x); }
   static R log1p(R x) { return Sleef_log1pf8_u10avx2(x); }
@@ -59,7 +59,7 @@ struct F32 {
   static R erfc(R x) { return Sleef_erfcf8_u15avx2(x); }
   /// gelu_erf(x) = x Φ(x), Φ(x) = 0.5 erfc(-x/sqrt 2), written here rather than through
   /// Sleef's erfc (6.1 ns an element on one Zen 3 core; this 1.87): within 4.05 ULP of the
-  /// exact value for every f32 input (scripts/map_ulp.sh; vec_math.hpp states 4.5), where
+  /// exact value for every f32 input (scripts/map_ulp.sh; the bound is 4.5), where
   /// erfc(-x/sqrt 2) loses x^2 ULPs in the left tail to the rounding of x/sqrt 2. Every lane computes both forms and keeps one:
   ///  |x| < 1: Φ = 0.5 + x P(x^2), P of degree 5 fitted to 0.5 erf(x/sqrt 2)/x (relative
   ///    error 2.8e-8, its constant's rounding);

@@ -149,7 +149,7 @@ Tensor einsum(const Args&...) {
 /// Elementwise f(x): "relu", "gelu" (torch's approximate='tanh'), "gelu_erf" (torch's default
 /// nn.GELU()), "exp", "log", "square", "sqrt", "rsqrt", "neg", "abs", "sigmoid", "tanh",
 /// "silu", "reciprocal", "erf", "softplus" (torch's beta=1, threshold=20: x where x > 20).
-/// plan.hpp defines each; the CPU's error bounds in ULPs are in codegen/lower/cpu/vec_math.hpp.
+/// plan.hpp defines each; the CPU's error bounds in ULPs: codegen/lower/cpu/vec_math_bounds.hpp.
 Tensor map(const Tensor& x, std::string_view function);
 Tensor map(const Tensor& x, UnaryOp function);
 /// Elementwise f(x) with a pattern: map(x, "b s h -> b h s", "gelu"). The pattern may
