@@ -133,7 +133,8 @@ TEST_CASE("docs/ops.md's table of error bounds is vec_math_bounds.hpp's, one row
     std::string cell;
     for (std::size_t i = 1; i < line.size(); ++i) {
       if (line[i] == '|' && line[i - 1] != '\\') {
-        cells.push_back(cell.substr(1, cell.size() >= 2 ? cell.size() - 2 : 0));  // " text "
+        const std::size_t first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
+        cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
         cell.clear();
       } else {
         cell += line[i];
