@@ -33,24 +33,24 @@ void eigen_gemm(const T* a, MatrixMap am, const T* b, MatrixMap bm, T* c, Matrix
     // two's-complement bits (signed overflow is undefined; fuzz_plan's UBSan found it here).
     using U = std::make_unsigned_t<T>;
     eigen_gemm<U>(reinterpret_cast<const U*>(a), am, reinterpret_cast<const U*>(b), bm, reinterpret_cast<U*>(c), cm);
-    return;
+  } else {  // not instantiated for the signed integers, which go through the unsigned type above
+    if (cm.rows == 0 || cm.cols == 0) return;
+    const detail::ColumnMajorCall call = detail::column_major_call(am, bm, cm);
+    if (call.swapped) std::swap(a, b);
+    am = call.first;
+    bm = call.second;
+    cm = call.out;
+    ColMajorMap<T> C(c, cm.rows, cm.cols, Eigen::OuterStride<>(cm.outer));
+    if (am.cols == 0) {
+      C.setZero();
+      return;
+    }
+    constexpr int R = Eigen::RowMajor, K = Eigen::ColMajor;
+    if (am.row_major && bm.row_major) eigen_gemm_orders<T, R, R>(a, am, b, bm, C);
+    else if (am.row_major) eigen_gemm_orders<T, R, K>(a, am, b, bm, C);
+    else if (bm.row_major) eigen_gemm_orders<T, K, R>(a, am, b, bm, C);
+    else eigen_gemm_orders<T, K, K>(a, am, b, bm, C);
   }
-  if (cm.rows == 0 || cm.cols == 0) return;
-  const detail::ColumnMajorCall call = detail::column_major_call(am, bm, cm);
-  if (call.swapped) std::swap(a, b);
-  am = call.first;
-  bm = call.second;
-  cm = call.out;
-  ColMajorMap<T> C(c, cm.rows, cm.cols, Eigen::OuterStride<>(cm.outer));
-  if (am.cols == 0) {
-    C.setZero();
-    return;
-  }
-  constexpr int R = Eigen::RowMajor, K = Eigen::ColMajor;
-  if (am.row_major && bm.row_major) eigen_gemm_orders<T, R, R>(a, am, b, bm, C);
-  else if (am.row_major) eigen_gemm_orders<T, R, K>(a, am, b, bm, C);
-  else if (bm.row_major) eigen_gemm_orders<T, K, R>(a, am, b, bm, C);
-  else eigen_gemm_orders<T, K, K>(a, am, b, bm, C);
 }
 
 /// Eigen's own GEMM on one thread (a process-wide setting; written only when it changes).
