@@ -58,52 +58,77 @@ struct F32 {
   static R erf(R x) { return Sleef_erff8_u10avx2(x); }
   static R erfc(R x) { return Sleef_erfcf8_u15avx2(x); }
   /// gelu_erf(x) = x Φ(x), Φ(x) = 0.5 erfc(-x/sqrt 2), written here rather than through
-  /// Sleef's erfc (6.1 ns an element on one Zen 3 core; this 1.87): within 4.05 ULP of the
-  /// exact value for every f32 input (scripts/map_ulp.sh; the bound is 4.5), where
-  /// erfc(-x/sqrt 2) loses x^2 ULPs in the left tail to the rounding of x/sqrt 2. Every lane computes both forms and keeps one:
-  ///  |x| < 1: Φ = 0.5 + x P(x^2), P of degree 5 fitted to 0.5 erf(x/sqrt 2)/x (relative
-  ///    error 2.8e-8, its constant's rounding);
-  ///  |x| >= 1: E = erfc(u/sqrt 2), u = |x|, as t e^(-u^2/2 + L(t)), t = 1/(1 + u/2), L of
-  ///    degree 8 fitted to ln(E/t) + u^2/2 on u in [1, 14.5] (absolute error 1e-8, so E's
-  ///    relative error; as in Numerical Recipes' erfc); Φ = E/2 for x < 0, 1 - E/2 above.
-  ///    The exponent's rounding (u^2/2 is split exactly, the sum by Fast2Sum) and t's (1 +
-  ///    u/2 split exactly, 1/(1 + u/2) = t(1 + δ) from the division's residual) are carried
-  ///    into a last correction E(1 + ε + δ S(t)), S(t) = 1 + t L'(t) ~ 1.057 + 0.845t; without
-  ///    them the error grows as x^2 in the tail (66 ULP at |x| ~ 10).
+  /// Sleef's erfc (6.1 ns an element on one Zen 3 core, this 0.75): with a = |x|, x Φ(x) =
+  /// relu(x) - a Φ(-a) for either sign, and Φ(-a) = e^(-a^2/2) M(a) with M = P/Q, P and Q
+  /// of degrees 4 and 5 with positive coefficients, fitted to M's relative error on [0,
+  /// 13.1] (1.1e-8 with the coefficients rounded to f32; M falls from 1/2 to ~1/(a sqrt(2
+  /// pi))). One path for both signs and no cancellation: relu(x) - a Φ(-a) is one FMA, and
+  /// for x >= 0 it takes at most half of x away. -a^2/2 = p + pe is split exactly and pe
+  /// carried into exp's reduced argument, so the argument's rounding (up to 64 ULPs of the
+  /// result near -86) is not made. Vectors whose lanes all have |x| <= 13.1 (e^(-a^2/2)
+  /// normal, 2^k built in the exponent bits) take the path below, the others (a larger |x|,
+  /// ±inf or NaN in a lane) `gelu_erf_far`. Bound and measured error: vec_math_bounds.hpp.
   static R gelu_erf(R x) {
-    const R u = abs(x);
-    const R s = mul(x, x);
-    R P = fma(set(-1.290370983e-05f), s, set(1.267523767e-04f));
-    P = fma(P, s, set(-1.198101789e-03f));
-    P = fma(P, s, set(9.977608919e-03f));
-    P = fma(P, s, set(-6.649091095e-02f));
-    P = fma(P, s, set(3.989422917e-01f));
-    const R small = fma(x, P, set(0.5f));
-    const R uc = _mm256_min_ps(set(16.0f), u);  // u where NaN; E(16) underflows to 0
-    const R hu = mul(set(0.5f), uc);
-    const R da = _mm256_max_ps(set(1.0f), hu), db = _mm256_min_ps(set(1.0f), hu);
-    const R d = add(da, db), ed = sub(db, sub(d, da));  // 1 + u/2 = d + ed exactly
-    const R t = div(set(1.0f), d);
-    const R delta = _mm256_fnmadd_ps(ed, t, _mm256_fnmadd_ps(t, d, set(1.0f)));
-    const R t2 = mul(t, t), t4 = mul(t2, t2);  // L(t) by Estrin's scheme (a shorter chain)
-    const R l01 = fma(set(9.997849464e-01f), t, set(-9.189345837e-01f));
-    const R l23 = fma(set(-2.127307802e-01f), t, set(2.543667257e-01f));
-    const R l45 = fma(set(-1.246911287e+00f), t, set(-5.908973888e-02f));
-    const R l67 = fma(set(-2.118822098e+00f), t, set(2.684093952e+00f));
-    const R L = fma(fma(set(6.208562851e-01f), t4, fma(l67, t2, l45)), t4, fma(l23, t2, l01));
-    const R mhu = mul(set(-0.5f), uc);
-    const R p = mul(uc, mhu), pe = fma(uc, mhu, neg(p));  // -u^2/2 = p + pe exactly
-    const R a = _mm256_min_ps(p, L), b = _mm256_max_ps(p, L);  // both < 0: |a| >= |b|
-    const R arg = add(a, b);
-    const R eps = add(sub(b, sub(arg, a)), pe);  // a + b - arg + pe
-    const R h = mul(mul(set(0.5f), t), exp(arg));
-    const R half = fma(h, fma(delta, fma(set(8.451200723648071e-01f), t, set(1.056666135787964e+00f)), eps), h);
-    const R large = select(sign_mask(x), half, sub(set(1.0f), half));
-    const R phi = select(lt(u, set(1.0f)), small, large);
-    return select(eq(x, set(-__builtin_inff())), set(-0.0f), mul(x, phi));
+    const R a = abs(x);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(a, set(13.1f), _CMP_NLE_UQ)) != 0) return gelu_erf_far(x, a);
+    const R mh = mul(a, set(-0.5f));
+    const R p = mul(a, mh), pe = _mm256_fmsub_ps(a, mh, p);  // -a^2/2 = p + pe exactly
+    R two_k;
+    const R q = exp_split_near(p, pe, two_k);
+    return fma(minus_a_mills(a, mh, p, two_k), q, relu_signed_zero(x));
   }
 
  private:
+  /// -a P(a) / Q(a) for gelu_erf: its M(a) = P/Q times -a, with P's coefficients doubled so
+  /// that `mh` = -a/2 (exact) is the factor; `scale` (a power of two) multiplies it before
+  /// the division. P = p0 + a (E(s) + a O(s)) with s = a^2 = -2p (p = -a^2/2 rounded, so
+  /// the coefficients of s are scaled by powers of -2, exactly), Q likewise: every term is
+  /// positive, the rounding of s is common to P and Q and largely cancels in P/Q, and p0 or
+  /// q0 is added last (P/Q within 2.9e-7 of M, relative; 3.6e-7 by Horner in a).
+  static R minus_a_mills(R a, R mh, R p, R scale) {
+    constexpr float p0 = 2 * 0.5f, p1 = 2 * 4.345304072e-01f, p2 = 2 * 1.804314852e-01f, p3 = 2 * 3.968352452e-02f,
+                    p4 = 2 * 3.973853774e-03f;  // 2P: doubling is exact
+    constexpr float q0 = 1.0f, q1 = 1.666945577e+00f, q2 = 1.190889835e+00f, q3 = 4.620645046e-01f,
+                    q4 = 9.947954118e-02f, q5 = 9.960823692e-03f;
+    const R P = fma(a, fma(a, fma(set(-2 * p4), p, set(p2)), fma(set(-2 * p3), p, set(p1))), set(p0));
+    const R Q = fma(a, fma(a, fma(set(-2 * q4), p, set(q2)), fma(fma(set(4 * q5), p, set(-2 * q3)), p, set(q1))),
+                    set(q0));
+    return div(mul(mul(mh, scale), P), Q);
+  }
+  /// relu(x) with -0 for x <= -0, so that relu(x) + (a term <= -0) keeps gelu_erf's sign at
+  /// x = -0 and -inf; NaN stays NaN.
+  static R relu_signed_zero(R x) { return _mm256_max_ps(set(-0.0f), x); }
+  /// e^(p + pe) = 2^k e^r for gelu_erf, p >= -86 (|x| <= 13.1, so k >= -124): returns e^r
+  /// and sets `two_k`. r = p - k ln 2 + pe (p - k ln2_hi is exact, as in exp), e^r by exp's
+  /// polynomial, 2^k in the exponent bits.
+  static R exp_split_near(R p, R pe, R& two_k) {
+    const R t = fma(p, set(1.44269504088896341f), set(12583039.0f));  // 1.5·2^23 + 127 + k
+    const R k = sub(t, set(12583039.0f));
+    const R r = add(fma(k, set(-0.693145751953125f), p), fma(k, set(-1.428606765330187045e-06f), pe));
+    R q = fma(set(1.375442836e-03f), r, set(8.368909359e-03f));
+    q = fma(q, r, set(4.166947678e-02f));
+    q = fma(q, r, set(1.666651815e-01f));
+    q = fma(q, r, set(4.999998808e-01f));
+    q = fma(q, r, set(1.0f));
+    two_k = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
+    return fma(q, r, set(1.0f));
+  }
+  /// gelu_erf where some lane has |x| > 13.1, ±inf or NaN. Those lanes: a clamped to 16 (NaN
+  /// stays), where e^(-128) is 0, and e^(-a^2/2) as 2^-128 e^(-a^2/2 + 128 ln 2), so that
+  /// exp_split_near's 2^k stays normal; their results for x < 0 are subnormal or 0, within
+  /// one unit of the smallest normal. The other lanes exactly as `gelu_erf` computes them
+  /// (2^k applied after the division instead of before is exact there, and times 1), so
+  /// that a value's result does not depend on its neighbours.
+  static R gelu_erf_far(R x, R a) {
+    const R far = _mm256_cmp_ps(a, set(13.1f), _CMP_NLE_UQ);
+    const R ac = _mm256_min_ps(set(16.0f), a);  // a where NaN
+    const R mh = mul(ac, set(-0.5f));
+    const R p = mul(ac, mh), pe = _mm256_fmsub_ps(ac, mh, p);
+    R two_k;
+    const R q = exp_split_near(add(p, _mm256_and_ps(far, set(88.72283935546875f))), pe, two_k);
+    const R scale = select(far, set(0x1p-128f), set(1.0f));  // 2^-128 is subnormal, exactly
+    return fma(mul(mul(minus_a_mills(ac, mh, p, set(1.0f)), two_k), scale), q, relu_signed_zero(x));
+  }
   template <bool carry>
   static R exp_impl(R x) {
     if (_mm256_movemask_ps(_mm256_cmp_ps(abs(x), set(87.0f), _CMP_NLT_UQ)) == 0) {  // no |x| >= 87, no NaN
