@@ -11,11 +11,13 @@ runs the table shows the median of the per-run values, so each ratio compares tw
 measured minutes apart at most.
 
     /usr/bin/python3 bench/torch_maps.py [--bench build-rel/bench/einexpr_bench] [--runs 3]
+                                         [--functions gelu_erf,exp]
 
 Needs Debian's python3 with numpy and torch (python3-torch); prints a Markdown table.
 """
 import argparse
 import os
+import re
 import statistics
 
 import torch
@@ -24,18 +26,20 @@ from bench_runs import median_time, run_bench
 
 THREADS = 2
 ELEMENTS = 64 << 20  # 256 MiB of f32
-FUNCTIONS = ["gelu", "gelu_erf", "tanh", "exp", "sigmoid", "silu", "relu", "square", "softmax", "layer_norm"]
+FUNCTIONS = ["gelu", "gelu_erf", "gelu_erf_wide", "tanh", "exp", "sigmoid", "silu", "relu", "square", "softmax", "layer_norm"]
 ROWS, COLS = 65536, 1024  # the normalizations' shape (ELEMENTS in all)
 TARGETS = {"relu": 0.9, "square": 0.9}  # of memcpy; the others 0.5
+WIDE = " in [-16, 16)"  # gelu_erf_wide: the same values times 16 (bench/bench_maps.cpp)
 
 
-def torch_calls(x, y):
+def torch_calls(x, y, x_wide):
     """function -> (out= call writing y, plain call returning a new tensor)."""
     nn = torch._C._nn
     x2, y2 = x.view(ROWS, COLS), y.view(ROWS, COLS)
     return {
         "gelu": (lambda: nn.gelu(x, approximate="tanh", out=y), lambda: nn.gelu(x, approximate="tanh")),
         "gelu_erf": (lambda: nn.gelu(x, out=y), lambda: nn.gelu(x)),
+        "gelu_erf_wide": (lambda: nn.gelu(x_wide, out=y), lambda: nn.gelu(x_wide)),
         "tanh": (lambda: torch.tanh(x, out=y), lambda: torch.tanh(x)),
         "exp": (lambda: torch.exp(x, out=y), lambda: torch.exp(x)),
         "sigmoid": (lambda: torch.sigmoid(x, out=y), lambda: torch.sigmoid(x)),
@@ -48,13 +52,21 @@ def torch_calls(x, y):
     }
 
 
-def run_einexpr(binary, repetitions):
-    """{(function, role): median seconds} from one einexpr_bench run of the map workloads."""
-    rows, context = run_bench(binary, "^(map |softmax |layer_norm )", repetitions, 0.2)
+def run_einexpr(binary, repetitions, functions):
+    """{(function, role): median seconds} from one einexpr_bench run of the workloads of `functions`."""
+    def workload(f):
+        if f in ("softmax", "layer_norm"):
+            return f"{f} "
+        if f == "gelu_erf_wide":
+            return re.escape(f"map gelu_erf 256 MiB f32{WIDE}")
+        return f"map {f} 256 MiB f32 [|]"
+    rows, context = run_bench(binary, f"^({'|'.join(workload(f) for f in functions)})", repetitions, 0.2)
     times = {}
     for (workload, role, _), seconds, _ in rows:
         words = workload.split()
         function = words[1] if words[0] == "map" else words[0]
+        if workload.endswith(WIDE):
+            function += "_wide"
         times.setdefault((function, role), []).append(seconds)
     return {k: statistics.median(v) for k, v in times.items()}, context
 
@@ -64,19 +76,25 @@ def main():
     parser.add_argument("--bench", default="build-rel/bench/einexpr_bench")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=7, help="torch timings per call and run")
+    parser.add_argument("--functions", default=",".join(FUNCTIONS),
+                        help="comma-separated subset of: " + ", ".join(FUNCTIONS))
     args = parser.parse_args()
+    functions = args.functions.split(",")
+    unknown = [f for f in functions if f not in FUNCTIONS]
+    if unknown:
+        parser.error(f"unknown function(s) {', '.join(unknown)}; known: {', '.join(FUNCTIONS)}")
     torch.set_num_threads(THREADS)
     i = torch.arange(ELEMENTS, dtype=torch.int64)
     x = ((i * 7919) % 2048).to(torch.float32) / 1024.0 - 1.0  # bench/harness.cpp's pattern_f32
     del i
     y = torch.empty_like(x)
-    calls = torch_calls(x, y)
+    calls = torch_calls(x, y, x * 16)
     per_run = []
     for run in range(args.runs):
         load = os.getloadavg()[0]
-        ein, context = run_einexpr(args.bench, 3)
+        ein, context = run_einexpr(args.bench, 3, functions)
         tor = {}
-        for f in FUNCTIONS:
+        for f in functions:
             out_call, fresh_call = calls[f]
             tor[(f, "out")] = median_time(out_call, args.repeats)
             tor[(f, "fresh")] = median_time(fresh_call, args.repeats)
@@ -92,7 +110,7 @@ def main():
     print("| function | einexpr out | memcpy | stream copy | of the limit | target | torch out= | einexpr ÷ torch (out) "
           "| einexpr fresh | torch fresh | einexpr ÷ torch (fresh) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for f in FUNCTIONS:
+    for f in functions:
         e_out = med(lambda r: r[0][(f, "out")])
         memcpy = med(lambda r: r[0][(f, "limit:memcpy")])
         stream = med(lambda r: r[0][(f, "limit:stream")])
