@@ -61,8 +61,8 @@ struct F32 {
   /// Sleef's erfc (6.1 ns an element on one Zen 3 core, this 0.75): with a = |x|, x Φ(x) =
   /// relu(x) - a Φ(-a) for either sign, and Φ(-a) = e^(-a^2/2) M(a) with M = P/Q, P and Q
   /// of degrees 4 and 5 with positive coefficients, fitted to M's relative error on [0,
-  /// 13.1] (1.1e-8 with the coefficients rounded to f32; M falls from 1/2 to ~1/(a sqrt(2
-  /// pi))). One path for both signs and no cancellation: relu(x) - a Φ(-a) is one FMA, and
+  /// 13.1] (1.1e-8 with the coefficients rounded to f32: scripts/fit_gelu_erf.py; M falls
+  /// from 1/2 to ~1/(a sqrt(2 pi))). One path for both signs and no cancellation: relu(x) - a Φ(-a) is one FMA, and
   /// for x >= 0 it takes at most half of x away. -a^2/2 = p + pe is split exactly and pe
   /// carried into exp's reduced argument, so the argument's rounding (up to 64 ULPs of the
   /// result near -86) is not made. Vectors whose lanes all have |x| <= 13.1 (e^(-a^2/2)
