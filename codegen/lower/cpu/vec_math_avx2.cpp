@@ -102,16 +102,12 @@ struct F32 {
   /// and sets `two_k`. r = p - k ln 2 + pe (p - k ln2_hi is exact, as in exp), e^r by exp's
   /// polynomial, 2^k in the exponent bits.
   static R exp_split_near(R p, R pe, R& two_k) {
-    const R t = fma(p, set(1.44269504088896341f), set(12583039.0f));  // 1.5·2^23 + 127 + k
-    const R k = sub(t, set(12583039.0f));
-    const R r = add(fma(k, set(-0.693145751953125f), p), fma(k, set(-1.428606765330187045e-06f), pe));
-    R q = fma(set(1.375442836e-03f), r, set(8.368909359e-03f));
-    q = fma(q, r, set(4.166947678e-02f));
-    q = fma(q, r, set(1.666651815e-01f));
-    q = fma(q, r, set(4.999998808e-01f));
-    q = fma(q, r, set(1.0f));
+    const R t = fma(p, set(log2e), set(round_bias));  // 1.5·2^23 + 127 + k
+    const R k = sub(t, set(round_bias));
+    const R r = add(fma(k, set(-ln2_hi), p), fma(k, set(-ln2_lo), pe));
+    const R q = fma(exp_q(r), r, set(1.0f));
     two_k = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
-    return fma(q, r, set(1.0f));
+    return fma(q, r, set(1.0f));  // e^r = 1 + r(1 + r q(r))
   }
   /// gelu_erf where some lane has |x| > 13.1, ±inf or NaN. Those lanes: a clamped to 16 (NaN
   /// stays), where e^(-128) is 0, and e^(-a^2/2) as 2^-128 e^(-a^2/2 + 128 ln 2), so that
@@ -129,17 +125,29 @@ struct F32 {
     const R scale = select(far, set(0x1p-128f), set(1.0f));  // 2^-128 is subnormal, exactly
     return fma(mul(mul(minus_a_mills(ac, mh, p, set(1.0f)), two_k), scale), q, relu_signed_zero(x));
   }
+  // exp's constants, shared by exp_impl, exp_reduced and gelu_erf's exp_split_near.
+  static constexpr float log2e = 1.44269504088896341f;
+  static constexpr float round_bias = 12583039.0f;  // 1.5·2^23 + 127: x log2 e + it is k + 127 in the low bits
+  static constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187045e-06f;  // ln 2 = hi + lo
+  /// q(r) of e^r = 1 + r + r^2 q(r), degree 4, fitted to |r| <= ln2/2 (relative error 4e-9
+  /// with f32 coefficients).
+  static R exp_q(R r) {
+    R q = fma(set(1.375442836e-03f), r, set(8.368909359e-03f));
+    q = fma(q, r, set(4.166947678e-02f));
+    q = fma(q, r, set(1.666651815e-01f));
+    return fma(q, r, set(4.999998808e-01f));
+  }
   template <bool carry>
   static R exp_impl(R x) {
     if (_mm256_movemask_ps(_mm256_cmp_ps(abs(x), set(87.0f), _CMP_NLT_UQ)) == 0) {  // no |x| >= 87, no NaN
       // k = round(x log2 e) in the low mantissa bits of t (1.5·2^23 + 127 + k, rounded once),
       // so that 2^k is t's bits shifted into the exponent field.
-      const R t = fma(x, set(1.44269504088896341f), set(12583039.0f));
-      const R p = exp_reduced<carry>(x, sub(t, set(12583039.0f)));
+      const R t = fma(x, set(log2e), set(round_bias));
+      const R p = exp_reduced<carry>(x, sub(t, set(round_bias)));
       return mul(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)));
     }
     x = _mm256_min_ps(set(89.0f), _mm256_max_ps(set(-104.0f), x));
-    const R k = _mm256_round_ps(mul(x, set(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const R k = _mm256_round_ps(mul(x, set(log2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const R p = exp_reduced<carry>(x, k);
     const R half = _mm256_round_ps(mul(k, set(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     return mul(mul(p, pow2i(half)), pow2i(sub(k, half)));
@@ -150,16 +158,13 @@ struct F32 {
   /// operations).
   template <bool carry>
   static R exp_reduced(R x, R k) {
-    const R r1 = fma(k, set(-0.693145751953125f), x);  // exact: ln 2's leading 16 bits
-    const R r = fma(k, set(-1.428606765330187045e-06f), r1);
-    R q = fma(set(1.375442836e-03f), r, set(8.368909359e-03f));
-    q = fma(q, r, set(4.166947678e-02f));
-    q = fma(q, r, set(1.666651815e-01f));
-    q = fma(q, r, set(4.999998808e-01f));
+    const R r1 = fma(k, set(-ln2_hi), x);  // exact: ln 2's leading 16 bits
+    const R r = fma(k, set(-ln2_lo), r1);
+    const R q = exp_q(r);
     if constexpr (!carry) {
       return add(set(1.0f), fma(mul(r, r), q, r));
     } else {
-      const R d = fma(k, set(-1.428606765330187045e-06f), sub(r1, r));  // r1 - k lo - r: r's error
+      const R d = fma(k, set(-ln2_lo), sub(r1, r));  // r1 - k lo - r: r's error
       const R hi = add(set(1.0f), r);
       const R lo = add(sub(set(1.0f), hi), r);  // 1 + r - hi, exact for |r| < 1
       return add(hi, fma(mul(r, r), q, add(lo, d)));
