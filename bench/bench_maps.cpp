@@ -3,7 +3,7 @@
 // (target 0.5 of memcpy), relu and square as plain vector loops (target 0.9). Inputs are
 // pattern_f32's values in [-1, 1); gelu_erf runs again on them times 16, in [-16, 16), where
 // 18% of the values lie beyond 13.1 and every vector of 8 floats holds one, so every vector
-// takes its slower path (vec_math_avx2.cpp): its worst case. bench/torch_maps.py times torch on the same values in the same run.
+// takes its slower path (vec_math_f32.hpp): its worst case. bench/torch_maps.py times torch on the same values in the same run.
 #include <memory>
 
 #include "bench.hpp"

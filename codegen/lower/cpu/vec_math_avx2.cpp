@@ -1,10 +1,11 @@
 // vec_math.hpp's kernels for AVX2 + FMA: 8 floats or 4 doubles a vector, Sleef's *avx2
-// functions but for f32 exp (written here: see F32::exp). Compiled with -mavx2 -mfma
+// functions but for f32 exp and gelu_erf (vec_math_f32.hpp). Compiled with -mavx2 -mfma
 // (codegen/CMakeLists.txt) and called only on CPUs that have both (vec_math_x86.cpp); see
 // vec_math_kernels.hpp for why everything here has internal linkage but the table.
 #include <immintrin.h>
 #include <sleef.h>
 
+#include "vec_math_f32.hpp"
 #include "vec_math_kernels.hpp"
 #include "vec_math_rows.hpp"
 
@@ -12,7 +13,9 @@ namespace einexpr::cpu::vec {
 
 namespace {
 
-struct F32 {
+/// The primitive operations of 8 floats (for InlineF32, vec_math_f32.hpp) and the traits
+/// vec_math_kernels.hpp needs of them.
+struct F32Ops {
   using T = float;
   using R = __m256;
   using M = __m256;
@@ -29,151 +32,38 @@ struct F32 {
   static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
   static R div(R a, R b) { return _mm256_div_ps(a, b); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static R fms(R a, R b, R c) { return _mm256_fmsub_ps(a, b, c); }
   static R max(R a, R b) { return _mm256_max_ps(a, b); }  // b where unordered
+  static R min(R a, R b) { return _mm256_min_ps(a, b); }  // b where unordered
   static R abs(R x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
   static R neg(R x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
   static M lt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M gt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
   static M eq(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+  static M not_le(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
+  static M not_lt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_NLT_UQ); }
+  static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
   static R select(M m, R a, R b) { return _mm256_blendv_ps(b, a, m); }
   static M sign_mask(R x) { return x; }  // blendv selects by the sign bit alone
   static R sqrt(R x) { return _mm256_sqrt_ps(x); }
-  /// exp written here rather than Sleef_expf8_u10avx2: inline, it runs 0.41 ns an element
-  /// against Sleef's 0.73 on one Zen 3 core (in L1; a call to Sleef also makes the caller
-  /// spill its vectors), and every f32 input is within 0.77 ULP, 0.69 where the result is
-  /// normal (scripts/map_ulp.sh checks all 2^32 of them; Sleef states 1.0). exp(x) = 2^k e^r,
-  /// k = round(x log2 e), r = x - k ln 2 in two FMAs (Cody-Waite), e^r = 1 + r + r^2 q(r)
-  /// with q of degree 4 fitted to |r| <= ln2/2 (relative error 4e-9 with f32 coefficients).
-  /// 2^k goes into the exponent bits when every lane has |x| < 87 (|k| <= 126); otherwise x
-  /// is clamped to [-104, 89] (NaN stays NaN) and 2^k applied as 2^floor(k/2) 2^(k - floor(k/2)),
-  /// so results overflow to inf and underflow through the denormals, rounded once.
-  static R exp(R x) { return exp_impl<true>(x); }
-  /// exp without carrying the reduction's rounding errors (about 1 ULP instead of 0.77; 0.32
-  /// ns an element against 0.41): for sigmoid, silu and gelu, whose bounds absorb it (their
-  /// errors over every input: vec_math_bounds.hpp).
-  static R exp_fast(R x) { return exp_impl<false>(x); }
+  static R shl23(R t) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)); }
+  static R round_nearest(R x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static R floor(R x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static R pow2i(R k) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+  }
+};
+
+/// f32: exp and gelu_erf inline (vec_math_f32.hpp), the rest through Sleef.
+struct F32 : F32Ops {
+  static R exp(R x) { return InlineF32<F32Ops>::exp(x); }
+  static R exp_fast(R x) { return InlineF32<F32Ops>::exp_fast(x); }
+  static R gelu_erf(R x) { return InlineF32<F32Ops>::gelu_erf(x); }
   static R log(R x) { return Sleef_logf8_u10avx2(x); }
   static R log1p(R x) { return Sleef_log1pf8_u10avx2(x); }
   static R tanh(R x) { return Sleef_tanhf8_u35avx2(x); }
   static R erf(R x) { return Sleef_erff8_u10avx2(x); }
   static R erfc(R x) { return Sleef_erfcf8_u15avx2(x); }
-  /// gelu_erf(x) = x Φ(x), Φ(x) = 0.5 erfc(-x/sqrt 2), written here rather than through
-  /// Sleef's erfc (6.1 ns an element on one Zen 3 core, this 0.75): with a = |x|, x Φ(x) =
-  /// relu(x) - a Φ(-a) for either sign, and Φ(-a) = e^(-a^2/2) M(a) with M = P/Q, P and Q
-  /// of degrees 4 and 5 with positive coefficients, fitted to M's relative error on [0,
-  /// 13.1] (1.1e-8 with the coefficients rounded to f32: scripts/fit_gelu_erf.py; M falls
-  /// from 1/2 to ~1/(a sqrt(2 pi))). One path for both signs and no cancellation: relu(x) - a Φ(-a) is one FMA, and
-  /// for x >= 0 it takes at most half of x away. -a^2/2 = p + pe is split exactly and pe
-  /// carried into exp's reduced argument, so the argument's rounding (up to 64 ULPs of the
-  /// result near -86) is not made. Vectors whose lanes all have |x| <= 13.1 (e^(-a^2/2)
-  /// normal, 2^k built in the exponent bits) take the path below, the others (a larger |x|,
-  /// ±inf or NaN in a lane) `gelu_erf_far`. Bound and measured error: vec_math_bounds.hpp.
-  static R gelu_erf(R x) {
-    const R a = abs(x);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(a, set(13.1f), _CMP_NLE_UQ)) != 0) return gelu_erf_far(x, a);
-    const R mh = mul(a, set(-0.5f));
-    const R p = mul(a, mh), pe = _mm256_fmsub_ps(a, mh, p);  // -a^2/2 = p + pe exactly
-    R two_k;
-    const R q = exp_split_near(p, pe, two_k);
-    return fma(minus_a_mills(a, mh, p, two_k), q, relu_signed_zero(x));
-  }
-
- private:
-  /// -a P(a) / Q(a) for gelu_erf: its M(a) = P/Q times -a, with P's coefficients doubled so
-  /// that `mh` = -a/2 (exact) is the factor; `scale` (a power of two) multiplies it before
-  /// the division. P = p0 + a (E(s) + a O(s)) with s = a^2 = -2p (p = -a^2/2 rounded, so
-  /// the coefficients of s are scaled by powers of -2, exactly), Q likewise: every term is
-  /// positive, the rounding of s is common to P and Q and largely cancels in P/Q, and p0 or
-  /// q0 is added last (P/Q within 2.9e-7 of M, relative; 3.6e-7 by Horner in a).
-  static R minus_a_mills(R a, R mh, R p, R scale) {
-    constexpr float p0 = 2 * 0.5f, p1 = 2 * 4.345304072e-01f, p2 = 2 * 1.804314852e-01f, p3 = 2 * 3.968352452e-02f,
-                    p4 = 2 * 3.973853774e-03f;  // 2P: doubling is exact
-    constexpr float q0 = 1.0f, q1 = 1.666945577e+00f, q2 = 1.190889835e+00f, q3 = 4.620645046e-01f,
-                    q4 = 9.947954118e-02f, q5 = 9.960823692e-03f;
-    const R P = fma(a, fma(a, fma(set(-2 * p4), p, set(p2)), fma(set(-2 * p3), p, set(p1))), set(p0));
-    const R Q = fma(a, fma(a, fma(set(-2 * q4), p, set(q2)), fma(fma(set(4 * q5), p, set(-2 * q3)), p, set(q1))),
-                    set(q0));
-    return div(mul(mul(mh, scale), P), Q);
-  }
-  /// relu(x) with -0 for x <= -0, so that relu(x) + (a term <= -0) keeps gelu_erf's sign at
-  /// x = -0 and -inf; NaN stays NaN.
-  static R relu_signed_zero(R x) { return _mm256_max_ps(set(-0.0f), x); }
-  /// e^(p + pe) = 2^k e^r for gelu_erf, p >= -86 (|x| <= 13.1, so k >= -124): returns e^r
-  /// and sets `two_k`. r = p - k ln 2 + pe (p - k ln2_hi is exact, as in exp), e^r by exp's
-  /// polynomial, 2^k in the exponent bits.
-  static R exp_split_near(R p, R pe, R& two_k) {
-    const R t = fma(p, set(log2e), set(round_bias));  // 1.5·2^23 + 127 + k
-    const R k = sub(t, set(round_bias));
-    const R r = add(fma(k, set(-ln2_hi), p), fma(k, set(-ln2_lo), pe));
-    const R q = fma(exp_q(r), r, set(1.0f));
-    two_k = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
-    return fma(q, r, set(1.0f));  // e^r = 1 + r(1 + r q(r))
-  }
-  /// gelu_erf where some lane has |x| > 13.1, ±inf or NaN. Those lanes: a clamped to 16 (NaN
-  /// stays), where e^(-128) is 0, and e^(-a^2/2) as 2^-128 e^(-a^2/2 + 128 ln 2), so that
-  /// exp_split_near's 2^k stays normal; their results for x < 0 are subnormal or 0, within
-  /// one unit of the smallest normal. The other lanes exactly as `gelu_erf` computes them
-  /// (2^k applied after the division instead of before is exact there, and times 1), so
-  /// that a value's result does not depend on its neighbours.
-  static R gelu_erf_far(R x, R a) {
-    const R far = _mm256_cmp_ps(a, set(13.1f), _CMP_NLE_UQ);
-    const R ac = _mm256_min_ps(set(16.0f), a);  // a where NaN
-    const R mh = mul(ac, set(-0.5f));
-    const R p = mul(ac, mh), pe = _mm256_fmsub_ps(ac, mh, p);
-    R two_k;
-    const R q = exp_split_near(add(p, _mm256_and_ps(far, set(88.72283935546875f))), pe, two_k);
-    const R scale = select(far, set(0x1p-128f), set(1.0f));  // 2^-128 is subnormal, exactly
-    return fma(mul(mul(minus_a_mills(ac, mh, p, set(1.0f)), two_k), scale), q, relu_signed_zero(x));
-  }
-  // exp's constants, shared by exp_impl, exp_reduced and gelu_erf's exp_split_near.
-  static constexpr float log2e = 1.44269504088896341f;
-  static constexpr float round_bias = 12583039.0f;  // 1.5·2^23 + 127: x log2 e + it is k + 127 in the low bits
-  static constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187045e-06f;  // ln 2 = hi + lo
-  /// q(r) of e^r = 1 + r + r^2 q(r), degree 4, fitted to |r| <= ln2/2 (relative error 4e-9
-  /// with f32 coefficients).
-  static R exp_q(R r) {
-    R q = fma(set(1.375442836e-03f), r, set(8.368909359e-03f));
-    q = fma(q, r, set(4.166947678e-02f));
-    q = fma(q, r, set(1.666651815e-01f));
-    return fma(q, r, set(4.999998808e-01f));
-  }
-  template <bool carry>
-  static R exp_impl(R x) {
-    if (_mm256_movemask_ps(_mm256_cmp_ps(abs(x), set(87.0f), _CMP_NLT_UQ)) == 0) {  // no |x| >= 87, no NaN
-      // k = round(x log2 e) in the low mantissa bits of t (1.5·2^23 + 127 + k, rounded once),
-      // so that 2^k is t's bits shifted into the exponent field.
-      const R t = fma(x, set(log2e), set(round_bias));
-      const R p = exp_reduced<carry>(x, sub(t, set(round_bias)));
-      return mul(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)));
-    }
-    x = _mm256_min_ps(set(89.0f), _mm256_max_ps(set(-104.0f), x));
-    const R k = _mm256_round_ps(mul(x, set(log2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const R p = exp_reduced<carry>(x, k);
-    const R half = _mm256_round_ps(mul(k, set(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    return mul(mul(p, pow2i(half)), pow2i(sub(k, half)));
-  }
-  /// e^r for r = x - k ln 2 (k integral, near x log2 e). With `carry`, r's rounding error d
-  /// and that of 1 + r are carried into the last addition, so the result is rounded about
-  /// once (0.69 ULP at most, against 1.01 for 1 + (r + r^2 q) rounded as written; +5
-  /// operations).
-  template <bool carry>
-  static R exp_reduced(R x, R k) {
-    const R r1 = fma(k, set(-ln2_hi), x);  // exact: ln 2's leading 16 bits
-    const R r = fma(k, set(-ln2_lo), r1);
-    const R q = exp_q(r);
-    if constexpr (!carry) {
-      return add(set(1.0f), fma(mul(r, r), q, r));
-    } else {
-      const R d = fma(k, set(-ln2_lo), sub(r1, r));  // r1 - k lo - r: r's error
-      const R hi = add(set(1.0f), r);
-      const R lo = add(sub(set(1.0f), hi), r);  // 1 + r - hi, exact for |r| < 1
-      return add(hi, fma(mul(r, r), q, add(lo, d)));
-    }
-  }
-  /// 2^k for integral k in [-126, 127], built in the exponent bits.
-  static R pow2i(R k) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
-  }
 };
 
 struct F64 {

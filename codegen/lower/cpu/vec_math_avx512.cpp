@@ -1,11 +1,12 @@
 // vec_math.hpp's kernels for AVX-512F: 16 floats or 8 doubles a vector, Sleef's *avx512f
-// functions. Compiled with -mavx512f (codegen/CMakeLists.txt) and called only on CPUs that
-// have it (vec_math_x86.cpp); see vec_math_kernels.hpp for why everything here has
-// internal linkage but the table. Not run on the development machine (Zen 3, no AVX-512):
-// it mirrors vec_math_avx2.cpp function for function.
+// functions but for f32 exp and gelu_erf (vec_math_f32.hpp, shared with the AVX2 table).
+// Compiled with -mavx512f (codegen/CMakeLists.txt) and called only on CPUs that have it
+// (vec_math_x86.cpp); see vec_math_kernels.hpp for why everything here has internal linkage
+// but the table. It mirrors vec_math_avx2.cpp function for function.
 #include <immintrin.h>
 #include <sleef.h>
 
+#include "vec_math_f32.hpp"
 #include "vec_math_kernels.hpp"
 #include "vec_math_rows.hpp"
 
@@ -13,7 +14,9 @@ namespace einexpr::cpu::vec {
 
 namespace {
 
-struct F32 {
+/// The primitive operations of 16 floats (for InlineF32, vec_math_f32.hpp) and the traits
+/// vec_math_kernels.hpp needs of them.
+struct F32Ops {
   using T = float;
   using R = __m512;
   using M = __mmask16;
@@ -30,9 +33,11 @@ struct F32 {
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R div(R a, R b) { return _mm512_div_ps(a, b); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
-  // b where unordered; the masked form because _mm512_max_ps passes an undefined vector
+  static R fms(R a, R b, R c) { return _mm512_fmsub_ps(a, b, c); }
+  // b where unordered; the masked forms because _mm512_max_ps passes an undefined vector
   // through, which GCC 12 reports as used uninitialized once inlined into apply_partial.
   static R max(R a, R b) { return _mm512_mask_max_ps(b, __mmask16(0xFFFF), a, b); }
+  static R min(R a, R b) { return _mm512_mask_min_ps(b, __mmask16(0xFFFF), a, b); }
   static R abs(R x) {
     return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
   }
@@ -42,9 +47,25 @@ struct F32 {
   static M lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M gt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static M eq(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+  static M not_le(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
+  static M not_lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }
+  static bool any(M m) { return m != 0; }
   static R select(M m, R a, R b) { return _mm512_mask_blend_ps(m, b, a); }  // a where m
   static R sqrt(R x) { return _mm512_sqrt_ps(x); }
-  static R exp(R x) { return Sleef_expf16_u10avx512f(x); }
+  static R shl23(R t) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23)); }
+  static R round_nearest(R x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static R floor(R x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static R pow2i(R k) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23));
+  }
+};
+
+/// f32: exp and gelu_erf inline (vec_math_f32.hpp, the same operations as the AVX2 table's,
+/// so the same results), the rest through Sleef.
+struct F32 : F32Ops {
+  static R exp(R x) { return InlineF32<F32Ops>::exp(x); }
+  static R exp_fast(R x) { return InlineF32<F32Ops>::exp_fast(x); }
+  static R gelu_erf(R x) { return InlineF32<F32Ops>::gelu_erf(x); }
   static R log(R x) { return Sleef_logf16_u10avx512f(x); }
   static R log1p(R x) { return Sleef_log1pf16_u10avx512f(x); }
   static R tanh(R x) { return Sleef_tanhf16_u35avx512f(x); }

@@ -19,7 +19,7 @@
 namespace einexpr::cpu::vec {
 
 /// The bound for `op` at input x. `inline_gelu_erf`: the kernel computes gelu_erf itself
-/// (f32 under AVX2, vec_math_avx2.cpp) rather than through Sleef's or libm's erfc. F is
+/// (f32 under AVX2 and AVX-512, vec_math_f32.hpp) rather than through Sleef's or libm's erfc. F is
 /// the reference's type (double for f32 results, long double for f64).
 template <class F>
 double ulp_bound(UnaryOp op, F x, bool inline_gelu_erf) {
@@ -31,15 +31,15 @@ double ulp_bound(UnaryOp op, F x, bool inline_gelu_erf) {
     case UnaryOp::rsqrt:
       return 1.5;  // 1 / sqrt(x): two roundings
     case UnaryOp::exp: case UnaryOp::log: case UnaryOp::erf:
-      // Sleef's expf/logf/erff u10; f32 exp under AVX2 is einexpr's own (0.77 over every
-      // input, 0.69 where the result is normal: scripts/map_ulp.sh).
+      // Sleef's expf/logf/erff u10; f32 exp under AVX2 and AVX-512 is einexpr's own (0.77
+      // over every input, 0.69 where the result is normal: scripts/map_ulp.sh).
       return 1.0;
     case UnaryOp::tanh:
       return 3.5;  // Sleef's tanhf u35: 3x faster than u10 here
     case UnaryOp::sigmoid:
-      return 3.0;  // e = exp(-|x|), then 1/(1+e), or e/(1+e) for x < 0 (2.40 under AVX2)
+      return 3.0;  // e = exp(-|x|), then 1/(1+e), or e/(1+e) for x < 0 (2.40 under AVX2 and AVX-512)
     case UnaryOp::silu:
-      return 3.5;  // x/(1+e), or x·e/(1+e) for x < 0 (3.34 under AVX2)
+      return 3.5;  // x/(1+e), or x·e/(1+e) for x < 0 (3.34 under AVX2 and AVX-512)
     case UnaryOp::softplus:
       return 2.5;  // log1p(exp(x)), u10 each; x itself where x > 20
     case UnaryOp::gelu: {
@@ -52,9 +52,9 @@ double ulp_bound(UnaryOp op, F x, bool inline_gelu_erf) {
     case UnaryOp::gelu_erf:
       // 0.5·x·erfc(-x/sqrt 2). Through Sleef's or libm's erfc the rounding of x/sqrt 2 is
       // amplified 2t^2 = x^2 times by erfc(t) in the left tail (42 ULP seen at x = -6). The
-      // AVX2 f32 kernel, relu(x) - |x| e^(-x^2/2) M(|x|) with M rational, splits x^2/2
-      // exactly (vec_math_avx2.cpp; 5.68 at most over every input: scripts/map_ulp.sh; most
-      // of it the rounding of M's two polynomials).
+      // f32 kernel of the AVX2 and AVX-512 tables, relu(x) - |x| e^(-x^2/2) M(|x|) with M
+      // rational, splits x^2/2 exactly (vec_math_f32.hpp; 5.68 at most over every input:
+      // scripts/map_ulp.sh; most of it the rounding of M's two polynomials).
       if (inline_gelu_erf) return 6.0;
       return x < 0 && std::isfinite(x) ? static_cast<double>(4 + 2 * x * x) : 4.0;
   }
@@ -73,7 +73,7 @@ inline const char* ulp_bound_doc(UnaryOp op) {
     case UnaryOp::silu: return "3.5";
     case UnaryOp::softplus: return "2.5";
     case UnaryOp::gelu: return "4 + 2.5·\\|2z\\|, 2z = √(8/π)(x + 0.044715x³)";
-    case UnaryOp::gelu_erf: return "6.0 under AVX2 (f32); 4 + 2x² for x < 0, else 4, elsewhere";
+    case UnaryOp::gelu_erf: return "6.0 under AVX2 and AVX-512 (f32); 4 + 2x² for x < 0, else 4, elsewhere";
   }
   return "";
 }
