@@ -1,9 +1,11 @@
 // Elementwise maps on 256 MiB of f32 (the target size), each beside memcpy and a
-// streaming-store copy of the same bytes at 2 threads (the limit: the faster of the two): the transcendental ones through Sleef's vector functions
-// (target 0.5 of memcpy), relu and square as plain vector loops (target 0.9). Inputs are
-// pattern_f32's values in [-1, 1); gelu_erf runs again on them times 16, in [-16, 16), where
-// 18% of the values lie beyond 13.1 and every vector of 8 floats holds one, so every vector
-// takes its slower path (vec_math_f32.hpp): its worst case. bench/torch_maps.py times torch on the same values in the same run.
+// streaming-store copy of the same bytes at 2 threads (the limit: the faster of the two):
+// the transcendental ones through vec_math's vector functions (target 0.5 of memcpy), relu
+// and square as plain vector loops (target 0.9). Inputs are pattern_f32's values in [-1, 1);
+// gelu_erf runs again on them times 16, in [-16, 16), where 18% of the values lie beyond
+// 13.1 and every vector of 8 floats holds one, so every vector takes its slower path
+// (vec_math_f32.hpp): its worst case. bench/torch_maps.py times torch on the same values in
+// the same run.
 #include <memory>
 
 #include "bench.hpp"

@@ -43,12 +43,14 @@ struct F32Ops {
   static M not_le(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M not_lt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_NLT_UQ); }
   static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
+  static M both(M m, M n) { return _mm256_and_ps(m, n); }
   static R select(M m, R a, R b) { return _mm256_blendv_ps(b, a, m); }
   static M sign_mask(R x) { return x; }  // blendv selects by the sign bit alone
   static R sqrt(R x) { return _mm256_sqrt_ps(x); }
   static R shl23(R t) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)); }
   static R round_nearest(R x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static R floor(R x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static R int_bits(R v) { return _mm256_castsi256_ps(_mm256_cvtps_epi32(v)); }
   static R pow2i(R k) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
   }

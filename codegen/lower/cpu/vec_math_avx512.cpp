@@ -50,11 +50,13 @@ struct F32Ops {
   static M not_le(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   static M not_lt(R a, R b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }
   static bool any(M m) { return m != 0; }
+  static M both(M m, M n) { return static_cast<M>(m & n); }
   static R select(M m, R a, R b) { return _mm512_mask_blend_ps(m, b, a); }  // a where m
   static R sqrt(R x) { return _mm512_sqrt_ps(x); }
   static R shl23(R t) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23)); }
   static R round_nearest(R x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static R floor(R x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static R int_bits(R v) { return _mm512_castsi512_ps(_mm512_cvtps_epi32(v)); }
   static R pow2i(R k) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23));
   }

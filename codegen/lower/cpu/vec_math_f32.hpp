@@ -12,10 +12,12 @@
 //   fms(a, b, c)      a·b - c, rounded once
 //   not_le(a, b)      the lanes where !(a <= b) (true where unordered)
 //   not_lt(a, b)      the lanes where !(a < b)  (true where unordered)
+//   both(m, n)        the lanes set in m and in n
 //   any(m)            whether some lane of m is set
 //   shl23(t)          t's bits shifted left by 23 as an integer (2^k from 1.5·2^23 + 127 + k)
 //   round_nearest(x), floor(x)
 //   pow2i(k)          2^k for integral k in [-126, 127], built in the exponent bits
+//   int_bits(v)       v rounded to an integer (to nearest even), as the bits of a float
 namespace einexpr::cpu::vec {
 
 template <class P>
@@ -93,21 +95,32 @@ struct InlineF32 {
     two_k = P::shl23(t);
     return fma(q, r, set(1.0f));  // e^r = 1 + r(1 + r q(r))
   }
-  /// gelu_erf where some lane has |x| > 13.1, ±inf or NaN. Those lanes: a clamped to 16 (NaN
-  /// stays), where e^(-128) is 0, and e^(-a^2/2) as 2^-128 e^(-a^2/2 + 128 ln 2), so that
-  /// exp_split_near's 2^k stays normal; their results for x < 0 are subnormal or 0, within
-  /// one unit of the smallest normal. The other lanes exactly as `gelu_erf` computes them
-  /// (2^k applied after the division instead of before is exact there, and times 1), so
-  /// that a value's result does not depend on its neighbours.
+  /// gelu_erf where some lane has |x| > 13.1, ±inf or NaN. Subnormal numbers only where the
+  /// result is one: a subnormal operand or result costs a microcode assist on every vector it
+  /// is in (the form before this scaled every such lane by 2^-128, which made the vector 2x
+  /// slower than the fast path on Zen 5 whatever the lane held). Lanes with -U <= x < -13.1
+  /// (U = 14.356068, the largest float whose |x| Φ(-|x|) rounds to at least the smallest
+  /// subnormal): e^(-a^2/2) as 2^-128 e^(-a^2/2 + 128 ln 2), so that exp_split_near's 2^k
+  /// stays normal, the term -a Φ(-a) times 2^128 rounded once, then into the subnormals by
+  /// integer rounding (below 2^-125 floats are the multiples of 2^-149, and a multiple's
+  /// bits are the integer). The other far lanes need no arithmetic:
+  /// x Φ(x) is x itself for x > 13.1 (1 - Φ(x) < 2^-128), -0 for x < -U (rounded to nearest),
+  /// and relu_signed_zero gives them, ±inf and NaN. The lanes with |x| <= 13.1 exactly as
+  /// `gelu_erf` computes them, so that a value's result does not depend on its neighbours.
   static R gelu_erf_far(R x, R a) {
-    const auto far = P::not_le(a, set(13.1f));
-    const R ac = P::min(set(16.0f), a);  // a where NaN
+    const auto far = P::not_le(a, set(13.1f));  // |x| > 13.1 or NaN
+    const auto tail = P::both(P::lt(x, set(-13.1f)), P::not_lt(x, set(-14.356068f)));
+    const R ac = P::select(tail, a, P::select(far, set(13.1f), a));  // any normal a will do where far but not tail
     const R mh = P::mul(ac, set(-0.5f));
     const R p = P::mul(ac, mh), pe = P::fms(ac, mh, p);
     R two_k;
-    const R q = exp_split_near(P::add(p, P::select(far, set(88.72283935546875f), set(0.0f))), pe, two_k);
-    const R scale = P::select(far, set(0x1p-128f), set(1.0f));  // 2^-128 is subnormal, exactly
-    return fma(P::mul(P::mul(minus_a_mills(ac, mh, p, set(1.0f)), two_k), scale), q, relu_signed_zero(x));
+    const R q = exp_split_near(P::add(p, P::select(tail, set(88.72283935546875f), set(0.0f))), pe, two_k);
+    const R m = minus_a_mills(ac, mh, p, two_k);  // in tail lanes the term's factor times 2^128
+    const R relu = relu_signed_zero(x);
+    // The term in tail lanes, -|m q| 2^-128, below 2^-125: a multiple of 2^-149 whose bits
+    // are |m q| 2^21 rounded to an integer, so no floating-point operation makes a subnormal.
+    const R tiny = P::neg(P::int_bits(P::mul(P::abs(P::select(tail, P::mul(m, q), set(0.0f))), set(0x1p21f))));
+    return P::select(tail, tiny, P::select(far, relu, fma(m, q, relu)));
   }
   static constexpr float log2e = 1.44269504088896341f;
   static constexpr float round_bias = 12583039.0f;  // 1.5·2^23 + 127: x log2 e + it is k + 127 in the low bits
