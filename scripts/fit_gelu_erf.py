@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Fits the rational M(a) = P(a)/Q(a) that gelu_erf's AVX2 kernel uses (codegen/lower/cpu/vec_math_avx2.cpp).
+"""Fits the rational M(a) = P(a)/Q(a) that gelu_erf's f32 kernel uses (AVX2 and AVX-512:
+codegen/lower/cpu/vec_math_f32.hpp).
 
 gelu_erf(x) = relu(x) - a Phi(-a), a = |x|, and Phi(-a) = exp(-a^2/2) M(a), so M(a) =
 Phi(-a) exp(a^2/2) = erfc(a/sqrt 2) exp(a^2/2) / 2, smooth, from 1/2 at 0 to ~1/(a sqrt(2 pi)).
