@@ -297,3 +297,37 @@ TEST_CASE("the AVX2 and AVX-512 tables give the same f32 results bit for bit", "
     CHECK(differ == 0);
   }
 }
+
+TEST_CASE("f32 gelu_erf beyond |x| = 13.1: x, subnormals to within 6 units of 2^-149, then -0", "[lower_cpu][vec_math]") {
+  // vec_math_f32.hpp's slower path: x > 13.1 gives x, [-14.356068, -13.1) rounds its term into
+  // the subnormals by integer conversion, x < -14.356068 gives -0 (the term rounds to 0).
+  // The ULP test above counts any error below 2^-126 as none; this one reads the subnormals.
+  std::vector<float> x;
+  for (float v = -15.0f; v < -13.0f; v = std::nextafter(v, 0.0f)) x.push_back(v);  // every float
+  for (float v = 13.0f; v < 13.5f; v = std::nextafter(v, 20.0f)) x.push_back(v);
+  const vec::Tables tables = vec::runnable_tables();
+  for (int t = 0; t < tables.count; ++t) {
+    if (std::string(tables.list[t]->isa) == "scalar") continue;  // libm's erfc: bound 4 + 2x^2
+    CAPTURE(tables.list[t]->isa);
+    std::vector<float> y(x.size());
+    vec::kernel_for(tables.list[t]->f32, UnaryOp::gelu_erf)(x.data(), y.data(), static_cast<std::int64_t>(x.size()), false);
+    int bad = 0, subnormal = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double want = 0.5 * static_cast<double>(x[i]) * std::erfc(-static_cast<double>(x[i]) / std::sqrt(2.0));
+      bool ok;
+      if (x[i] > 13.1f) {
+        ok = y[i] == x[i];
+      } else if (x[i] < -14.356068f) {
+        ok = y[i] == 0.0f && std::signbit(y[i]);
+      } else if (std::fabs(want) < 0x1p-126) {
+        ++subnormal;
+        ok = std::fabs(static_cast<double>(y[i]) - want) <= 6 * 0x1p-149 && y[i] <= 0.0f;
+      } else {
+        continue;  // normal results: the ULP test's business
+      }
+      if (!ok && ++bad <= 5) UNSCOPED_INFO("x = " << x[i] << ": got " << y[i] << ", want " << want);
+    }
+    CHECK(subnormal > 100000);
+    CHECK(bad == 0);
+  }
+}

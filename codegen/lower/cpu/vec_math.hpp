@@ -8,8 +8,9 @@
 // The transcendental functions are Sleef's vector functions (Debian libsleef-dev), with
 // Sleef's stated error bounds in ULPs (u10 = 1.0 ULP, u15 = 1.5, u35 = 3.5), but for f32
 // exp and gelu_erf under AVX2 and AVX-512, written inline once for both in vec_math_f32.hpp
-// (the same results bit for bit on 8 or 16 lanes); relu, abs, neg, square, sqrt, rsqrt and reciprocal are plain vector instructions. The formulas,
-// written once over an ISA's vector type, are in vec_math_kernels.hpp.
+// (the same results bit for bit on 8 or 16 lanes); relu, abs, neg, square, sqrt, rsqrt and
+// reciprocal are plain vector instructions. The formulas, written once over an ISA's vector
+// type, are in vec_math_kernels.hpp.
 //
 // Error bounds, in ULPs of the result's dtype against the exact value over every input,
 // are stated once, in vec_math_bounds.hpp (checked by tests/codegen/test_vec_math.cpp and

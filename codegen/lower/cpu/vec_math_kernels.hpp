@@ -36,7 +36,8 @@ struct Math {
   static R tanh(R x) { return V::tanh(x); }
   static R erf(R x) { return V::erf(x); }
   /// exp where the caller's error bound absorbs about 1 ULP: the ISA's exp_fast if it has
-  /// one (AVX2's and AVX-512's f32 exp without its error carrying, 0.32 ns an element against 0.41), else exp.
+  /// one (AVX2's and AVX-512's f32 exp without its error carrying, 0.32 ns an element
+  /// against 0.41), else exp.
   static R exp_fast(R x) {
     if constexpr (requires(R r) { V::exp_fast(r); })
       return V::exp_fast(x);
