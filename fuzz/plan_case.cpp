@@ -237,14 +237,19 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
 Shape expected_output_shape(const Case& c) { return shape_of(c.pattern.output, c, c.out_ellipsis); }
 
 OpSpec spec_of(const Case& c) {
-  OpSpec s;
-  s.op = op_of[static_cast<int>(c.kind)];
-  s.reduction = c.reduction;
-  if (c.kind == Kind::binary) s.function = c.binary;
-  if (c.kind == Kind::unary) s.function = c.unary;
-  s.copy = c.copy;
-  s.order = c.order;
-  s.lengths = c.lengths;
+  OpSpec s = OpSpec::of(op_of[static_cast<int>(c.kind)], c.lengths);
+  std::visit(
+      [&](auto& o) {
+        using O = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<O, ReduceOptions>) o.reduction = c.reduction;
+        if constexpr (std::is_same_v<O, MapOptions>) {
+          if (c.kind == Kind::binary) o.function = c.binary;
+          if (c.kind == Kind::unary) o.function = c.unary;
+        }
+        if constexpr (std::is_same_v<O, RearrangeOptions> || std::is_same_v<O, RepeatOptions>) o.copy = c.copy;
+        if constexpr (std::is_same_v<O, EinsumOptions>) o.order = c.order;
+      },
+      s.options);
   return s;
 }
 

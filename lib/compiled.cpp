@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "einexpr/ops.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "engine.hpp"
 
 namespace einexpr {
@@ -16,7 +17,7 @@ struct Compiled::Impl {
   mutable std::vector<std::pair<std::string, std::shared_ptr<const engine::Entry>>> programs;  // most recent last
 
   std::shared_ptr<const engine::Entry> entry(TensorRefs inputs) const {
-    engine::common_dtype_device(op_name, inputs);
+    engine::common_dtype_device(op_name, inputs, op_row(spec.op()).index_operand);
     std::string& scratch = engine::scratch_key();
     engine::key_of({spec, pattern, inputs}, false, scratch);
     {
@@ -42,15 +43,25 @@ struct Compiled::Impl {
   }
 };
 
+namespace {
+OpSpec spec_for(Op op, AxisLengths lengths, Reduction reduction, Copy copy) {
+  OpSpec spec = OpSpec::of(op, std::move(lengths));
+  if (auto* r = spec.get_if<ReduceOptions>()) r->reduction = reduction;
+  if (auto* r = spec.get_if<RearrangeOptions>()) r->copy = copy;
+  if (auto* r = spec.get_if<RepeatOptions>()) r->copy = copy;
+  return spec;
+}
+}  // namespace
+
 Compiled::Compiled(Op op, std::string_view pattern, AxisLengths lengths, Reduction reduction, Copy copy)
-    : Compiled(OpSpec{op, reduction, UnaryOp::relu, copy, ContractionOrder::optimal, std::move(lengths), {}}, pattern) {}
+    : Compiled(spec_for(op, std::move(lengths), reduction, copy), pattern) {}
 
 Compiled::Compiled(OpSpec spec, std::string_view pattern) : impl_(std::make_unique<Impl>()) {
   impl_->spec = std::move(spec);
   impl_->pattern = std::string(pattern);
   impl_->op_name = engine::op_name(impl_->spec);
   try {
-    if (!(impl_->spec.op == Op::map && pattern.empty())) impl_->parsed = engine::pattern(impl_->spec.op, pattern);
+    if (!(impl_->spec.op() == Op::map && pattern.empty())) impl_->parsed = engine::pattern(impl_->spec.op(), pattern);
   } catch (Error& e) {
     e.add_context(engine::context("compile_" + impl_->op_name, pattern, {}, &impl_->spec.lengths));
     throw;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "engine.hpp"
 
@@ -27,6 +28,7 @@ AxisLengths used_sizes(const ast::Pattern& p, const AxisLengths& sizes) {
   };
   for (const ast::Operand& o : p.operands) add_operand(o);
   add_operand(p.output);
+  for (const ast::Operand& o : p.more_outputs) add_operand(o);
   AxisLengths out;
   for (const auto& kv : sizes)
     if (names.count(kv.first)) out.push_back(kv);
@@ -49,20 +51,29 @@ std::vector<Layout> layouts_of(const std::vector<Shape>& shapes) {
   return l;
 }
 
-Op parse_op(std::string_view text) {
-  for (Op op : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
-    if (text == name(op)) return op;
-  throw Error("unknown op '" + std::string(text) + "' (expected einsum, rearrange, reduce, repeat or map)");
+/// The spec an op's name stands for (the registry's rows: "softmax" is normalize softmax).
+OpSpec parse_op(std::string_view text) {
+  const OpRow* row = find_op_row(text);
+  if (row == nullptr) throw Error("unknown op '" + std::string(text) + "' (expected one of " + op_row_names() + ")");
+  OpSpec spec = OpSpec::of(row->op);
+  if (auto* n = spec.get_if<NormalizeOptions>()) {
+    n->kind = parse_normalization(row->name);
+    n->eps = default_eps(n->kind);
+  }
+  return spec;
 }
 
 Plan plan_sizes(OpSpec spec, std::string_view pattern, const AxisLengths& sizes, DType dtype) {
-  const ast::Pattern p = spec.op == Op::normalize ? parse_bracketed(pattern) : parse(pattern);
-  check(p, spec.op);
+  const ast::Pattern p = parse_pattern(spec.op(), pattern);
   spec.lengths = used_sizes(p, sizes);
   ast::Pattern left = p;
   left.output = {};
+  left.more_outputs.clear();
   const std::vector<Layout> in = layouts_of(operand_shapes(left, spec.lengths));
-  return plan(spec, &p, in, dtype);
+  std::vector<DType> dtypes(in.size(), dtype);
+  const int index = op_row(spec.op()).index_operand;  // indices cost as i64
+  if (index >= 0 && static_cast<std::size_t>(index) < dtypes.size()) dtypes[static_cast<std::size_t>(index)] = DType::i64;
+  return plan(spec, &p, in, std::span<const DType>(dtypes));
 }
 
 }  // namespace
@@ -74,10 +85,9 @@ Plan plan_from_sizes(const OpSpec& spec, std::string_view pattern, const AxisLen
 Plan plan_from_sizes(std::string_view op, std::string_view pattern, const AxisLengths& sizes, DType dtype,
                      Reduction reduction) {
   return with_context(op, pattern, sizes, [&] {
-    OpSpec spec;
-    spec.op = parse_op(op);
-    if (spec.op == Op::map) throw Error("a map's cost needs its function: plan_from_sizes(OpSpec::map(f), ...)");
-    spec.reduction = reduction;
+    OpSpec spec = parse_op(op);
+    if (spec.op() == Op::map) throw Error("a map's cost needs its function: plan_from_sizes(OpSpec::map(f), ...)");
+    if (auto* r = spec.get_if<ReduceOptions>()) r->reduction = reduction;
     return plan_sizes(spec, pattern, sizes, dtype);
   });
 }

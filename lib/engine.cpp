@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/runtime/cache.hpp"
 
@@ -32,16 +33,15 @@ std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text) {
   key.append(text);
   return pattern_cache().get_or_create(key, [&] {
     count_parse();
-    ast::Pattern p = op == Op::normalize ? parse_bracketed(text) : parse(text);
-    check(p, op);
-    return p;
+    return parse_pattern(op, text);
   });
 }
 
 std::string op_name(const OpSpec& spec) {
-  if (spec.op == Op::normalize) return name(spec.normalization);
-  if (spec.op != Op::map) return name(spec.op);
-  return "map." + std::visit([](auto f) { return std::string(name(f)); }, spec.function);
+  if (const auto* n = spec.get_if<NormalizeOptions>()) return name(n->kind);
+  if (const auto* m = spec.get_if<MapOptions>())
+    return "map." + std::visit([](auto f) { return std::string(name(f)); }, m->function);
+  return name(spec.op());
 }
 
 void key_of(const Request& r, bool with_spec, std::string& key) {
@@ -52,11 +52,12 @@ void key_of(const Request& r, bool with_spec, std::string& key) {
     key.push_back('\0');
   }
   // The rest in one resize and plain copies: dtype, device, '|', then per input its rank,
-  // shape and strides (appending field by field cost ~30 instructions a field).
+  // dtype, shape and strides (appending field by field cost ~30 instructions a field).
   const DType dtype = r.inputs.empty() ? DType::f32 : r.inputs[0].dtype();
   const Device dev = r.inputs.empty() ? Device::cpu() : r.inputs[0].device();
   std::size_t bytes = sizeof dtype + sizeof dev.kind + sizeof dev.index + 1;
-  for (const Tensor& t : r.inputs) bytes += sizeof(std::int32_t) + 2 * t.shape().size() * sizeof(std::int64_t);
+  for (const Tensor& t : r.inputs)
+    bytes += sizeof(std::int32_t) + sizeof(DType) + 2 * t.shape().size() * sizeof(std::int64_t);
   std::size_t at = key.size();
   key.resize(at + bytes);
   char* out = key.data();
@@ -71,7 +72,9 @@ void key_of(const Request& r, bool with_spec, std::string& key) {
   out[at++] = '|';
   for (const Tensor& t : r.inputs) {
     const auto rank = static_cast<std::int32_t>(t.dim());
+    const DType input_dtype = t.dtype();
     put(&rank, sizeof rank);
+    put(&input_dtype, sizeof input_dtype);
     put(t.shape().data(), t.shape().size() * sizeof(std::int64_t));
     put(t.strides().data(), t.strides().size() * sizeof(std::int64_t));
   }
@@ -84,9 +87,13 @@ std::string& scratch_key() {
 
 Entry make_entry(const OpSpec& spec, const ast::Pattern* p, TensorRefs inputs) {
   std::vector<Layout> layouts;
-  for (const Tensor& t : inputs) layouts.push_back(Layout{t.shape(), t.strides(), 0});
-  const DType dtype = inputs.empty() ? DType::f32 : inputs[0].dtype();
-  Plan planned = plan(spec, p, layouts, dtype);
+  std::vector<DType> dtypes;
+  for (const Tensor& t : inputs) {
+    layouts.push_back(Layout{t.shape(), t.strides(), 0});
+    dtypes.push_back(t.dtype());
+  }
+  if (dtypes.empty()) dtypes.push_back(DType::f32);
+  Plan planned = plan(spec, p, layouts, std::span<const DType>(dtypes));
   ++g_plans;
   Program program = lower(planned, inputs.empty() ? Device::cpu() : inputs[0].device());
   ++g_lowerings;
@@ -99,17 +106,21 @@ std::shared_ptr<const Entry> entry(const Request& r) {
   if (auto found = program_cache().find(scratch)) return found;
   std::string key = scratch;  // planning may build keys of its own on this thread
   const std::shared_ptr<const ast::Pattern> p =
-      r.pattern.empty() && r.spec.op == Op::map ? nullptr : pattern(r.spec.op, r.pattern);
+      r.pattern.empty() && r.spec.op() == Op::map ? nullptr : pattern(r.spec.op(), r.pattern);
   return program_cache().insert(key, std::make_shared<const Entry>(make_entry(r.spec, p.get(), r.inputs)));
 }
 
-std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs) {
+std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs, int index_operand) {
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].defined())
       throw Error(std::string(op) + ": operand " + std::to_string(i + 1) + " is an undefined tensor");
   if (inputs.empty()) throw Error(std::string(op) + ": no operands");
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i].dtype() != inputs[0].dtype())
+    if (static_cast<int>(i) == index_operand) {
+      if (inputs[i].dtype() != DType::i64 && inputs[i].dtype() != DType::i32)
+        throw DTypeError(std::string(op) + ": operand " + std::to_string(i + 1) + " holds the indices, so it is i64 or "
+                         "i32, not " + std::string(name(inputs[i].dtype())) + "; convert with .to(DType::i64) first");
+    } else if (inputs[i].dtype() != inputs[0].dtype())
       throw DTypeError(std::string(op) + " operands have different dtypes: " + std::string(name(inputs[0].dtype())) +
                        " (operand 1) and " + std::string(name(inputs[i].dtype())) + " (operand " +
                        std::to_string(i + 1) + "); convert with .to() first");

@@ -49,8 +49,9 @@ std::string& scratch_key();
 /// "rearrange", "reduce", "map.gelu": the op as messages name it.
 std::string op_name(const OpSpec& spec);
 
-/// Checks that the inputs are defined, share one dtype and one device; returns them.
-std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs);
+/// Checks that the inputs are defined, share one dtype (but operand `index_operand`, which
+/// holds i64 or i32 indices) and one device; returns them.
+std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs, int index_operand = -1);
 
 /// " in rearrange('b h -> h b') on input of shape [2, 3] with h=2": the context ops add.
 std::string context(std::string_view op_name, std::string_view pattern, TensorRefs inputs,

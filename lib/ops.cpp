@@ -3,6 +3,7 @@
 // this boundary and rethrown.
 #include "einexpr/ops.hpp"
 
+#include "einexpr/parser/ops.hpp"
 #include "engine.hpp"
 
 namespace einexpr {
@@ -24,13 +25,13 @@ auto guarded(std::string_view op_name, std::string_view pattern, TensorRefs inpu
 /// Plans (cached) and runs `spec` on `inputs`; writes into *out when given.
 Tensor execute(const OpSpec& spec, std::string_view pattern, TensorRefs inputs, Tensor* out) {
   try {
-    engine::common_dtype_device(name(spec.op), inputs);
+    engine::common_dtype_device(name(spec.op()), inputs, op_row(spec.op()).index_operand);
     const auto e = engine::entry({spec, pattern, inputs});
     if (out == nullptr) return e->program.run(inputs);
     e->program.run_into(inputs, *out);
     return *out;
   } catch (Error& e) {
-    const AxisLengths* lengths = spec.op == Op::map && pattern.empty() ? nullptr : &spec.lengths;
+    const AxisLengths* lengths = spec.op() == Op::map && pattern.empty() ? nullptr : &spec.lengths;
     e.add_context(engine::context(engine::op_name(spec), pattern, inputs, lengths));
     throw;
   }
@@ -38,17 +39,10 @@ Tensor execute(const OpSpec& spec, std::string_view pattern, TensorRefs inputs, 
 
 /// The OpSpec of a call, one per thread and reused: assigning the lengths reuses their
 /// buffers, so a call whose program is cached allocates nothing for its spec.
-OpSpec& spec_of(Op op, const AxisLengths& lengths) {
+template <class Options>
+OpSpec& spec_of(Options options, const AxisLengths& lengths) {
   thread_local OpSpec spec;
-  spec.op = op;
-  spec.reduction = Reduction::sum;
-  spec.function = UnaryOp::relu;
-  spec.copy = Copy::if_needed;
-  spec.order = ContractionOrder::optimal;
-  spec.goal = {};
-  spec.correction = 1;
-  spec.normalization = Normalization::softmax;
-  spec.eps = 0;
+  spec.options = options;
   spec.lengths.assign(lengths.begin(), lengths.end());
   return spec;
 }
@@ -69,17 +63,28 @@ T parse_named(std::string_view what, std::string_view pattern, TensorRefs in, co
 }  // namespace
 
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
-  OpSpec& spec = spec_of(Op::rearrange, lengths);
-  spec.copy = copy;
-  return one(spec, x, pattern);
+  return one(spec_of(RearrangeOptions{copy, 0}, lengths), x, pattern);
+}
+
+Tensor rearrange(std::span<const Tensor> xs, std::string_view pattern, const AxisLengths& lengths) {
+  return execute(spec_of(RearrangeOptions{Copy::if_needed, 0}, lengths), pattern, xs, nullptr);
+}
+
+std::vector<Tensor> split(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
+  const std::shared_ptr<const ast::Pattern> p = guarded("split", pattern, std::span<const Tensor>(&x, 1), &lengths,
+                                                        [&] { return engine::pattern(Op::rearrange, pattern); });
+  const int outputs = 1 + static_cast<int>(p->more_outputs.size());
+  std::vector<Tensor> out;
+  for (int j = 0; j < outputs; ++j) {
+    OpSpec spec = OpSpec::rearrange(lengths, copy, j);
+    out.push_back(execute(spec, pattern, std::span<const Tensor>(&x, 1), nullptr));
+  }
+  return out;
 }
 
 Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths,
               std::int64_t correction) {
-  OpSpec& spec = spec_of(Op::reduce, lengths);
-  spec.reduction = reduction;
-  spec.correction = correction;
-  return one(spec, x, pattern);
+  return one(spec_of(ReduceOptions{reduction, correction}, lengths), x, pattern);
 }
 
 Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduction, const AxisLengths& lengths,
@@ -90,24 +95,56 @@ Tensor reduce(const Tensor& x, std::string_view pattern, std::string_view reduct
 }
 
 Tensor repeat(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
-  OpSpec& spec = spec_of(Op::repeat, lengths);
-  spec.copy = copy;
-  return one(spec, x, pattern);
+  return one(spec_of(RepeatOptions{copy}, lengths), x, pattern);
 }
 
 Tensor einsum(std::span<const Tensor> operands, std::string_view pattern, const AxisLengths& lengths) {
-  return execute(spec_of(Op::einsum, lengths), pattern, operands, nullptr);
+  return execute(spec_of(EinsumOptions{}, lengths), pattern, operands, nullptr);
 }
 
 Tensor detail::einsum_refs(std::span<const Tensor* const> operands, std::string_view pattern,
                            const AxisLengths& lengths) {
-  return execute(spec_of(Op::einsum, lengths), pattern, operands, nullptr);
+  return execute(spec_of(EinsumOptions{}, lengths), pattern, operands, nullptr);
+}
+
+Tensor get_at(const Tensor& table, const Tensor& indices, std::string_view pattern, const AxisLengths& lengths) {
+  const std::array<const Tensor*, 2> in{&table, &indices};
+  return execute(spec_of(GetAtOptions{}, lengths), pattern, std::span<const Tensor* const>(in), nullptr);
+}
+
+Tensor add_at(const Tensor& table, const Tensor& indices, const Tensor& updates, std::string_view pattern,
+              const AxisLengths& lengths) {
+  const std::array<const Tensor*, 3> in{&table, &indices, &updates};
+  return execute(spec_of(AddAtOptions{}, lengths), pattern, std::span<const Tensor* const>(in), nullptr);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, std::string_view pattern, std::int64_t ignore_index,
+                     const AxisLengths& lengths) {
+  const std::array<const Tensor*, 2> in{&logits, &targets};
+  return execute(spec_of(CrossEntropyOptions{ignore_index}, lengths), pattern, std::span<const Tensor* const>(in),
+                 nullptr);
+}
+
+Tensor scalar_like(double value, const Tensor& like) {
+  if (!like.defined()) throw Error("a scalar operand takes the other operand's dtype, which is an undefined tensor");
+  return Tensor::full({}, value, like.dtype(), like.device());
+}
+
+Tensor map(const Tensor& x, double y, std::string_view pattern, std::string_view function) {
+  return map(x, scalar_like(y, x), pattern, function);
+}
+Tensor map(double x, const Tensor& y, std::string_view pattern, std::string_view function) {
+  return map(scalar_like(x, y), y, pattern, function);
+}
+Tensor map(const Tensor& x, double y, std::string_view pattern, BinaryOp function) {
+  return map(x, scalar_like(y, x), pattern, function);
+}
+Tensor map(double x, const Tensor& y, std::string_view pattern, BinaryOp function) {
+  return map(scalar_like(x, y), y, pattern, function);
 }
 
 Tensor map(const Tensor& x, UnaryOp function) {
-  OpSpec& spec = spec_of(Op::map, no_lengths);
-  spec.function = function;
-  return one(spec, x, "");
+  return one(spec_of(MapOptions{function}, no_lengths), x, "");
 }
 
 Tensor map(const Tensor& x, std::string_view function) {
@@ -117,9 +154,7 @@ Tensor map(const Tensor& x, std::string_view function) {
 }
 
 Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const AxisLengths& lengths) {
-  OpSpec& spec = spec_of(Op::map, lengths);
-  spec.function = function;
-  return one(spec, x, pattern);
+  return one(spec_of(MapOptions{function}, lengths), x, pattern);
 }
 
 Tensor map(const Tensor& x, std::string_view pattern, std::string_view function, const AxisLengths& lengths) {
@@ -130,9 +165,7 @@ Tensor map(const Tensor& x, std::string_view pattern, std::string_view function,
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function) {
   const std::array<const Tensor*, 2> in{&x, &y};
-  OpSpec& spec = spec_of(Op::map, no_lengths);
-  spec.function = function;
-  return execute(spec, pattern, std::span<const Tensor* const>(in), nullptr);
+  return execute(spec_of(MapOptions{function}, no_lengths), pattern, std::span<const Tensor* const>(in), nullptr);
 }
 
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function) {
@@ -144,10 +177,7 @@ Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::stri
 
 Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps,
                  const AxisLengths& lengths) {
-  OpSpec& spec = spec_of(Op::normalize, lengths);
-  spec.normalization = kind;
-  spec.eps = takes_eps(kind) ? eps : 0.0;
-  return one(spec, x, pattern);
+  return one(spec_of(NormalizeOptions{kind, takes_eps(kind) ? eps : 0.0}, lengths), x, pattern);
 }
 Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths) {
   return normalize(x, pattern, Normalization::softmax, 0, lengths);

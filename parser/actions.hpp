@@ -3,6 +3,7 @@
 // example does), so that a successful parse leaves a complete ast::Pattern behind, with
 // the exact byte Span of every node. Actions never see a failed alternative: the grammar
 // raises instead of backtracking over a rule that has an action.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <string>
@@ -13,6 +14,7 @@
 #include <tao/pegtl.hpp>
 
 #include "einexpr/parser/ast.hpp"
+#include "einexpr/runtime/error.hpp"
 #include "grammar.hpp"
 #include "messages.hpp"
 
@@ -27,12 +29,44 @@ ast::Span span_of_input(const Input& in) {
 
 /// What the pattern actions fill, in the order the text is read.
 struct PatternBuilder {
+  std::string_view text;         // the pattern as shown in messages (same byte positions)
   std::vector<ast::Operand> operands;
   ast::Operand output;
+  std::vector<ast::Operand> more_outputs;
+  bool has_output = false;
   ast::Span arrow;
   std::vector<ast::Term> terms;  // the operand being read
   std::vector<ast::Atom> atoms;  // the group being read
+  std::vector<ast::Span> pluses; // the group's "+" signs
+  std::vector<bool> plus_after;  // per atom of the group: a "+" came before the next atom
   bool in_group = false;
+
+  [[noreturn]] void fail(const std::string& reason, std::size_t at) const {
+    throw PatternError(reason, std::string(text), at);
+  }
+
+  /// A concatenation "(a + b + c)": parts and "+" alternate, at least two parts, each a
+  /// name or a number (no "...").
+  void check_concat(ast::Span group) const {
+    // Rebuild the order of atoms and pluses by position.
+    std::vector<std::pair<std::size_t, bool>> items;  // position, is a "+"
+    for (const ast::Atom& a : atoms) items.push_back({ast::span_of(a).begin, false});
+    for (const ast::Span& p : pluses) items.push_back({p.begin, true});
+    std::sort(items.begin(), items.end());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const bool want_plus = i % 2 == 1;
+      if (items[i].second && !want_plus)
+        fail("'+' needs an axis on each side: a concatenation is '(a + b)'", items[i].first);
+      if (!items[i].second && want_plus)
+        fail("a composition inside a concatenation: each part of '(a + b)' is one axis; compose around it, "
+             "or rearrange the part first", items[i].first);
+    }
+    if (items.back().second) fail("'+' needs an axis on each side: a concatenation is '(a + b)'", items.back().first);
+    for (const ast::Atom& a : atoms)
+      if (std::holds_alternative<ast::Ellipsis>(a))
+        fail("'...' cannot be a part of a concatenation", ast::span_of(a).begin);
+    (void)group;
+  }
 
   /// A name, number or ellipsis goes into the open group, or else into the operand.
   void add(ast::Atom atom) {
@@ -102,6 +136,15 @@ struct action<open_paren> {
   static void apply(const Input& /*in*/, PatternBuilder& b) {
     b.in_group = true;
     b.atoms.clear();
+    b.pluses.clear();
+  }
+};
+
+template <>
+struct action<plus> {
+  template <typename Input>
+  static void apply(const Input& in, PatternBuilder& b) {
+    b.pluses.push_back(span_of_input(in));
   }
 };
 
@@ -110,11 +153,15 @@ struct action<group> {
   template <typename Input>
   static void apply(const Input& in, PatternBuilder& b) {
     b.in_group = false;
+    const ast::Span span = span_of_input(in);
+    const bool concat = !b.pluses.empty();
+    if (concat) b.check_concat(span);
     if (b.atoms.empty())
-      b.terms.emplace_back(ast::Unit{span_of_input(in)});
+      b.terms.emplace_back(ast::Unit{span});
     else
-      b.terms.emplace_back(ast::Group{std::move(b.atoms), span_of_input(in)});
+      b.terms.emplace_back(ast::Group{std::move(b.atoms), span, concat});
     b.atoms.clear();
+    b.pluses.clear();
   }
 };
 
@@ -130,7 +177,13 @@ template <>
 struct action<output> {
   template <typename Input>
   static void apply(const Input& in, PatternBuilder& b) {
-    b.output = b.take_operand(span_of_input(in).begin);
+    ast::Operand operand = b.take_operand(span_of_input(in).begin);
+    if (b.has_output) {
+      b.more_outputs.push_back(std::move(operand));
+      return;
+    }
+    b.output = std::move(operand);
+    b.has_output = true;
   }
 };
 

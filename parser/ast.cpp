@@ -10,6 +10,9 @@ const char* name(Op op) noexcept {
     case Op::einsum: return "einsum";
     case Op::map: return "map";
     case Op::normalize: return "normalize";
+    case Op::get_at: return "get_at";
+    case Op::add_at: return "add_at";
+    case Op::cross_entropy: return "cross_entropy";
   }
   return "?";
 }
@@ -39,11 +42,34 @@ std::string to_string(const Term& term) {
   const auto& g = std::get<Group>(term);
   std::string s = "(";
   for (std::size_t i = 0; i < g.atoms.size(); ++i) {
-    if (i) s += ' ';
+    if (i) s += g.concat ? " + " : " ";
     s += atom_text(g.atoms[i]);
   }
   return s + ")";
 }
+
+bool in_brackets(const Pattern& pattern, const Term& term) noexcept {
+  const Span t = span_of(term);
+  for (const Span& b : pattern.brackets)
+    if (b.begin < t.begin && t.end < b.end) return true;
+  return false;
+}
+
+namespace {
+/// An operand with its bracketed terms in brackets: "[v] d".
+std::string bracketed_text(const Pattern& pattern, const Operand& operand) {
+  std::string s;
+  const std::vector<Term>& terms = operand.terms;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const bool in = in_brackets(pattern, terms[i]);
+    if (i) s += ' ';
+    if (in && (i == 0 || !in_brackets(pattern, terms[i - 1]))) s += '[';
+    s += to_string(terms[i]);
+    if (in && (i + 1 == terms.size() || !in_brackets(pattern, terms[i + 1]))) s += ']';
+  }
+  return s;
+}
+}  // namespace
 
 std::string to_string(const Operand& operand) {
   std::string s;
@@ -79,10 +105,11 @@ std::string to_string(const Pattern& pattern) {
   }
   for (std::size_t i = 0; i < pattern.operands.size(); ++i) {
     if (i) s += ", ";
-    s += to_string(pattern.operands[i]);
+    s += bracketed_text(pattern, pattern.operands[i]);
   }
   s += " -> ";
-  s += to_string(pattern.output);
+  s += bracketed_text(pattern, pattern.output);
+  for (const Operand& more : pattern.more_outputs) s += ", " + bracketed_text(pattern, more);
   if (s.back() == ' ') s.pop_back();
   return s;
 }

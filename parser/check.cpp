@@ -79,9 +79,20 @@ class Checker {
   Checker(const ast::Pattern& p, Op op) : p_(p), op_(op) {
     for (const auto& operand : p.operands) inputs_.push_back(flatten(operand));
     output_ = flatten(p.output);
+    for (const auto& more : p.more_outputs) more_outputs_.push_back(flatten(more));
   }
 
   void run() const {
+    outputs();
+    if (op_ == Op::get_at || op_ == Op::add_at || op_ == Op::cross_entropy) {
+      indexed();
+      return;
+    }
+    if (op_ == Op::rearrange && is_concat_or_split()) {
+      concatenation();
+      return;
+    }
+    concat_groups();
     operand_count();
     names();
     groups();
@@ -110,6 +121,11 @@ class Checker {
     return is_einsum_like() ? "in the output" : "on the right side";
   }
 
+  void outputs() const;
+  bool is_concat_or_split() const;
+  void concat_groups() const;
+  void concatenation() const;
+  void indexed() const;
   void operand_count() const;
   void names() const;
   void groups() const;
@@ -124,7 +140,267 @@ class Checker {
   Op op_;
   std::vector<Axes> inputs_;
   Axes output_;
+  std::vector<Axes> more_outputs_;
 };
+
+/// The first concatenation group "(a + b)" of an operand, or nullptr.
+const ast::Group* concat_group(const ast::Operand& operand) {
+  for (const auto& term : operand.terms)
+    if (const auto* g = std::get_if<ast::Group>(&term); g != nullptr && g->concat) return g;
+  return nullptr;
+}
+std::size_t concat_groups_in(const ast::Operand& operand) {
+  std::size_t n = 0;
+  for (const auto& term : operand.terms)
+    if (const auto* g = std::get_if<ast::Group>(&term); g != nullptr && g->concat) ++n;
+  return n;
+}
+
+// Several outputs only split a concatenation: rearrange with '(a + b)' on the left.
+void Checker::outputs() const {
+  if (p_.more_outputs.empty()) return;
+  const bool split = op_ == Op::rearrange && p_.operands.size() == 1 && concat_group(p_.operands[0]) != nullptr;
+  if (split) return;
+  const std::size_t comma = p_.text.rfind(',', p_.more_outputs[0].span.begin);
+  fail(Span{comma, comma + 1},
+       op_ == Op::rearrange ? "',' in the output: several outputs split a concatenation of the input, "
+                              "'b (q + k) -> b q, b k'"
+                            : "',' in the output: the right side of '->' is a single operand");
+}
+
+bool Checker::is_concat_or_split() const {
+  if (p_.operands.size() > 1 || !p_.more_outputs.empty()) return true;
+  return concat_group(p_.operands[0]) != nullptr || concat_group(p_.output) != nullptr;
+}
+
+// '(a + b)' belongs to rearrange, which concatenates or splits with it.
+void Checker::concat_groups() const {
+  auto check_operand = [this](const ast::Operand& operand) {
+    if (const ast::Group* g = concat_group(operand))
+      fail(g->span, "'(a + b)' concatenates, which only rearrange does (rearrange({x, y}, \"b s1, b s2 -> b (s1 + s2)\")); "
+                    "it means nothing in " + std::string(name(op_)));
+  };
+  for (const auto& operand : p_.operands) check_operand(operand);
+  check_operand(p_.output);
+}
+
+// Concatenation "b s1 d, b s2 d -> b (s1 + s2) d": the output has one '(a + b ...)' with a
+// part per input, and each input names the output's axes with the group replaced by its part.
+// Split "b (q + k) -> b q, b k": the reverse, one output per part.
+void Checker::concatenation() const {
+  const bool split = p_.operands.size() == 1;
+  const std::vector<ast::Operand>& many_side = p_.operands;
+  std::vector<const ast::Operand*> parts_side;  // the operands that hold one part each
+  if (split) {
+    parts_side.push_back(&p_.output);
+    for (const auto& o : p_.more_outputs) parts_side.push_back(&o);
+  } else {
+    for (const auto& o : many_side) parts_side.push_back(&o);
+  }
+  const ast::Operand& joined = split ? p_.operands[0] : p_.output;
+  if (p_.operands.size() > max_einsum_operands)
+    fail(p_.operands[max_einsum_operands].span,
+         "rearrange concatenates at most " + std::to_string(max_einsum_operands) + " tensors, not " +
+             std::to_string(p_.operands.size()));
+  const ast::Group* g = concat_group(joined);
+  if (g == nullptr && split && p_.more_outputs.empty())
+    if (const ast::Group* out = concat_group(p_.output))
+      fail(out->span, "'" + ast::to_string(ast::Term{*out}) + "' has " + std::to_string(out->atoms.size()) +
+                          " parts but 1 input is given: a concatenation takes one input per part");
+  if (g == nullptr) {
+    if (!split)
+      fail(p_.operands[1].span,
+           "rearrange takes one operand, not " + std::to_string(p_.operands.size()) +
+               ", unless it concatenates them: write the joined dim as '(a + b)' in the output, "
+               "'b s1, b s2 -> b (s1 + s2)'");
+    fail(p_.operands[0].span, "several outputs split the input: write the split dim as '(a + b)' on the left, "
+                              "'b (q + k) -> b q, b k'");
+  }
+  if (concat_groups_in(joined) > 1) {
+    bool seen = false;
+    for (const auto& term : joined.terms)
+      if (const auto* h = std::get_if<ast::Group>(&term); h != nullptr && h->concat) {
+        if (seen) fail(h->span, "a second '(a + b)': one dim is concatenated or split at a time");
+        seen = true;
+      }
+  }
+  const std::string where = split ? "outputs" : "inputs";
+  if (g->atoms.size() != parts_side.size())
+    fail(g->span, "'" + ast::to_string(ast::Term{*g}) + "' has " + std::to_string(g->atoms.size()) + " parts but " +
+                      std::to_string(parts_side.size()) + " " + (parts_side.size() == 1 ? where.substr(0, where.size() - 1) + " is" : where + " are") +
+                      " given: one part per " + (split ? "output" : "input"));
+  for (const ast::Operand* o : parts_side)
+    if (const ast::Group* h = concat_group(*o))
+      fail(h->span, std::string("'(a + b)' on both sides: the ") + (split ? "outputs" : "inputs") +
+                        " name their part alone");
+  // Every part a distinct name; names einops rejects.
+  std::vector<std::string> part_names;
+  for (const ast::Atom& atom : g->atoms) {
+    const auto* n = std::get_if<ast::Named>(&atom);
+    if (n == nullptr) fail(ast::span_of(atom), "a part of '(a + b)' is a named axis (its length is its operand's)");
+    for (const std::string& other : part_names)
+      if (other == n->name) fail(n->span, "part '" + n->name + "' appears twice in '(a + b)'");
+    part_names.push_back(n->name);
+  }
+  // The axes of the joined side besides the group.
+  Axes rest;  // (names point into the pattern, which outlives them)
+  for (const Axis& a : flatten(joined))
+    if (a.span.begin < g->span.begin || a.span.begin >= g->span.end) rest.push_back(a);
+  for (const Axis& a : rest) {
+    if (a.kind == Axis::Kind::name && (a.name.front() == '_' || a.name.back() == '_'))
+      fail(a.span, "axis name should not start or end with underscore: " + quoted(a));
+    if (a.kind == Axis::Kind::anonymous && a.length != 1)
+      fail(a.span, "Non-unitary anonymous axes are not supported in rearrange (exception is length 1): " + quoted(a));
+    if (a.kind == Axis::Kind::name)
+      for (const std::string& part : part_names)
+        if (part == a.name) fail(a.span, "axis '" + part + "' is a part of '(a + b)' and a dim of its own");
+  }
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (rest[i].is_identifier() && rest[j].is_identifier() && rest[i].kind == rest[j].kind &&
+          rest[i].name == rest[j].name)
+        fail(rest[i].span, "axis " + quoted(rest[i]) + " appears twice");
+  // Each part's operand: the joined side's axes with the part in the group's place.
+  for (std::size_t k = 0; k < parts_side.size(); ++k) {
+    const Axes axes = flatten(*parts_side[k]);
+    const std::string label = (split ? "output " : "input ") + std::to_string(k + 1);
+    Axis part{Axis::Kind::name, std::get<ast::Named>(g->atoms[k]).name, 1, {}, false};
+    Axes want = rest;
+    want.push_back(part);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const Axis& a = axes[i];
+      if (a.kind == Axis::Kind::name && (a.name.front() == '_' || a.name.back() == '_'))
+        fail(a.span, "axis name should not start or end with underscore: " + quoted(a));
+      if (a.kind == Axis::Kind::anonymous && a.length != 1)
+        fail(a.span, "Non-unitary anonymous axes are not supported in rearrange (exception is length 1): " + quoted(a));
+      for (std::size_t j = 0; j < i; ++j)
+        if (a.is_identifier() && axes[j].is_identifier() && a.kind == axes[j].kind && a.name == axes[j].name)
+          fail(a.span, "axis " + quoted(a) + " appears twice in " + label);
+      if (a.is_identifier() && !contains(want, a))
+        fail(a.span, "axis " + quoted(a) + " of " + label + " is not in '" + ast::to_string(joined) + "'" +
+                         (split ? "" : "") + " (" + label + " holds part '" + std::string(part.name) + "')");
+      if (a.kind == Axis::Kind::ellipsis && a.in_group && !split)
+        fail(a.span, "Ellipsis inside parenthesis in the left side is not allowed");
+    }
+    for (const Axis& a : want)
+      if (a.is_identifier() && !contains(axes, a))
+        fail(parts_side[k]->span.begin < parts_side[k]->span.end ? parts_side[k]->span : g->span,
+             label + " lacks axis " + quoted(a) + " (it holds part '" + std::string(part.name) + "' of '" +
+                 ast::to_string(ast::Term{*g}) + "')");
+  }
+}
+
+// get_at "[v] d, b s -> b s d", add_at "[v] d, b s, b s d -> [v] d", cross_entropy
+// "b s [v], b s -> b s": one bracketed axis, a name, in the first operand (and, for add_at, the
+// same in the output); the index operand's axes are the output's (get_at) or the updates'.
+void Checker::indexed() const {
+  const std::string op = name(op_);
+  const std::size_t want = op_ == Op::add_at ? 3 : 2;
+  const std::size_t n = p_.operands.size();
+  if (n != want) {
+    const std::string example = op_ == Op::get_at   ? "\"[v] d, b s -> b s d\""
+                                : op_ == Op::add_at ? "\"[v] d, b s, b s d -> [v] d\""
+                                                    : "\"b s [v], b s -> b s\"";
+    fail(n > want ? p_.operands[want].span : p_.arrow,
+         op + " takes " + std::to_string(want) + " operands, not " + std::to_string(n) + ": " + example);
+  }
+  for (const auto& operand : p_.operands) {
+    if (const ast::Group* g = concat_group(operand))
+      fail(g->span, "'(a + b)' concatenates, which only rearrange does; it means nothing in " + op);
+  }
+  if (const ast::Group* g = concat_group(p_.output))
+    fail(g->span, "'(a + b)' concatenates, which only rearrange does; it means nothing in " + op);
+  // The bracketed terms, by operand.
+  auto bracketed = [&](const ast::Operand& operand) {
+    std::vector<const ast::Term*> terms;
+    for (const auto& t : operand.terms)
+      if (ast::in_brackets(p_, t)) terms.push_back(&t);
+    return terms;
+  };
+  const auto table = bracketed(p_.operands[0]);
+  const std::size_t out_brackets = bracketed(p_.output).size();
+  std::size_t total = table.size() + out_brackets;
+  for (std::size_t i = 1; i < n; ++i) total += bracketed(p_.operands[i]).size();
+  if (p_.brackets.size() != 1 + (op_ == Op::add_at ? 1u : 0u) || table.size() != 1 ||
+      total != p_.brackets.size() || (op_ == Op::add_at && out_brackets != 1)) {
+    const Span at = p_.brackets.empty() ? Span{0, 0} : p_.brackets.back();
+    fail(at, op_ == Op::add_at ? "add_at brackets one axis of its first operand and the same in its output: "
+                                 "\"[v] d, b s, b s d -> [v] d\""
+                               : op + " brackets exactly one axis, in its first operand: " +
+                                     (op_ == Op::get_at ? "\"[v] d, b s -> b s d\"" : "\"b s [v], b s -> b s\""));
+  }
+  const auto* indexed_name = std::get_if<ast::Named>(table[0]);
+  if (indexed_name == nullptr)
+    fail(ast::span_of(*table[0]), "the bracketed axis of " + op + " is one named axis, not a composition or '...'");
+  Axis index_axis = axis_of(*indexed_name, false);
+  // Names einops rejects, duplicates, anonymous axes other than 1, ellipses.
+  auto basic = [&](const Axes& axes, const std::string& where) {
+    const Axis* ellipsis = nullptr;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const Axis& a = axes[i];
+      if (a.kind == Axis::Kind::name && (a.name.front() == '_' || a.name.back() == '_'))
+        fail(a.span, "axis name should not start or end with underscore: " + quoted(a));
+      if (a.kind == Axis::Kind::anonymous && a.length != 1)
+        fail(a.span, "Non-unitary anonymous axes are not supported in " + op + " (exception is length 1): " + quoted(a));
+      if (a.kind == Axis::Kind::ellipsis) {
+        if (ellipsis != nullptr) fail(a.span, "only one ellipsis '...' is allowed per operand");
+        if (a.in_group) fail(a.span, "an ellipsis inside a composition is not supported in " + op);
+        ellipsis = &a;
+      }
+      for (std::size_t j = 0; j < i; ++j)
+        if (a.kind == Axis::Kind::name && axes[j].kind == Axis::Kind::name && axes[j].name == a.name)
+          fail(a.span, "axis " + quoted(a) + " appears twice " + where);
+    }
+  };
+  for (std::size_t i = 0; i < n; ++i) basic(inputs_[i], "in input " + std::to_string(i + 1));
+  basic(output_, "in the output");
+  // The table's other axes, the index operand's axes.
+  Axes table_rest;
+  for (const Axis& a : inputs_[0])
+    if (!(a.kind == Axis::Kind::name && a.name == index_axis.name)) table_rest.push_back(a);
+  const Axes& index = inputs_[1];
+  for (const Axis& a : index)
+    if (a.kind == Axis::Kind::name && a.name == index_axis.name)
+      fail(a.span, "axis " + quoted(a) + " is the indexed axis: the indices select along it, so they have no such axis");
+  auto same_set = [&](const Axes& got, const Axes& expected, const std::string& where, Span at,
+                      const std::string& what) {
+    for (const Axis& a : got)
+      if (a.is_identifier() && !contains(expected, a)) fail(a.span, "axis " + quoted(a) + " " + where + " " + what);
+    for (const Axis& a : expected)
+      if (a.is_identifier() && !contains(got, a)) fail(at, where + " lacks axis " + quoted(a) + " (" + what + ")");
+  };
+  Axes gathered = index;  // what get_at makes: the index's axes and the table's other axes
+  for (const Axis& a : table_rest)
+    if (!contains(gathered, a)) gathered.push_back(a);
+  const Span out_at = p_.output.span.begin < p_.output.span.end ? p_.output.span : p_.arrow;
+  switch (op_) {
+    case Op::get_at:
+      for (const Axis& a : output_)
+        if (a.kind == Axis::Kind::name && a.name == index_axis.name)
+          fail(a.span, "axis " + quoted(a) + " is the indexed axis: get_at replaces it by the indices' axes");
+      same_set(output_, gathered, "in the output", out_at,
+               "the output has the indices' axes and the table's other axes");
+      break;
+    case Op::add_at: {
+      if (ast::to_string(p_.output) != ast::to_string(p_.operands[0]))
+        fail(out_at, "add_at's output is its first operand, the table: '" + ast::to_string(p_.operands[0]) + "'");
+      const Span upd_at = p_.operands[2].span.begin < p_.operands[2].span.end ? p_.operands[2].span : p_.arrow;
+      for (const Axis& a : inputs_[2])
+        if (a.kind == Axis::Kind::name && a.name == index_axis.name)
+          fail(a.span, "axis " + quoted(a) + " is the indexed axis: the updates have the indices' axes in its place");
+      same_set(inputs_[2], gathered, "in input 3", upd_at,
+               "the updates have the indices' axes and the table's other axes");
+      break;
+    }
+    case Op::cross_entropy: {
+      const Span idx_at = p_.operands[1].span.begin < p_.operands[1].span.end ? p_.operands[1].span : p_.arrow;
+      same_set(index, table_rest, "in input 2", idx_at, "the targets have the logits' axes but the classes");
+      same_set(output_, table_rest, "in the output", out_at, "the loss has the logits' axes but the classes");
+      break;
+    }
+    default: break;
+  }
+}
 
 // rearrange / reduce / repeat take one operand; map one or two; einsum one or more.
 void Checker::operand_count() const {

@@ -3,13 +3,17 @@
 //
 // EBNF (ws = { " " | "\t" | "\r" | "\n" }; whitespace is free between tokens):
 //
-//   pattern   = ws inputs "->" ws output EOF
+//   pattern   = ws inputs "->" ws outputs EOF
 //   inputs    = operand { "," ws operand }      an empty operand is a 0-d tensor (numpy's
 //                                               "i, -> i"); the checks say which ops take it
+//   outputs   = output { "," ws output }        several: a split ("a (b + c) -> a b, a c");
+//                                               check() says which ops take them
 //   output    = operand                         may be empty: a scalar
 //   operand   = { term ws }
 //   term      = ellipsis | group | number | name
-//   group     = "(" ws { atom ws } ")"          "()" is a unit axis; groups never nest
+//   group     = "(" ws { ( atom | "+" ) ws } ")"  "()" is a unit axis; groups never nest;
+//                                               "(a + b)" a concatenation (the actions check
+//                                               that parts and "+" alternate)
 //   atom      = ellipsis | number | name
 //   ellipsis  = "..."                           exactly three dots
 //   number    = digit { digit }                 1 .. 2^63-1 (checked by the action)
@@ -68,19 +72,21 @@ struct non_ascii : pegtl::seq<pegtl::not_at<pegtl::print>, pegtl::any> {};  // c
 struct unexpected_char  // any other character, such as "#"
     : pegtl::seq<pegtl::not_at<pegtl::one<',', '-', ')'>>, pegtl::any> {};
 struct second_arrow : pegtl::string<'-', '>'> {};                 // "->" in the output
-struct output_comma : pegtl::one<','> {};                         // "," in the output
+struct output_comma : pegtl::one<','> {};                         // "," between outputs
+struct plus : pegtl::one<'+'> {};                                 // "+" between concatenated parts
+struct stray_plus : pegtl::one<'+'> {};                           // "+" outside parentheses
 
 // ---- terms ---------------------------------------------------------------------------
 struct atom  // one axis inside a group
     : pegtl::sor<ellipsis_token, reject<bad_dots>, reject<digit_name>, number_token, name_token,
                  reject<nested_paren>, reject<comma_in_group>, reject<lone_dash>,
                  reject<non_ascii>, reject<unexpected_char>> {};
-struct group  // "(h d)" or "()"; reject<unclosed_paren> runs first, so ")" is there
-    : pegtl::seq<open_paren, ws, pegtl::star<atom, ws>, pegtl::must<close_paren>> {};
+struct group  // "(h d)", "(a + b)" or "()"; reject<unclosed_paren> runs first, so ")" is there
+    : pegtl::seq<open_paren, ws, pegtl::star<pegtl::sor<plus, atom>, ws>, pegtl::must<close_paren>> {};
 struct term  // one axis of an operand
     : pegtl::sor<ellipsis_token, reject<bad_dots>, reject<unclosed_paren>, group,
                  reject<digit_name>, number_token, name_token, reject<stray_paren>,
-                 reject<lone_dash>, reject<non_ascii>, reject<unexpected_char>> {};
+                 reject<stray_plus>, reject<lone_dash>, reject<non_ascii>, reject<unexpected_char>> {};
 
 // ---- operands and the pattern ----------------------------------------------------------
 struct operand : pegtl::star<term, ws> {};  // one input: its terms, maybe none
@@ -89,10 +95,14 @@ struct next_operand  // ", operand" (maybe empty: a 0-d operand)
     : pegtl::seq<comma, ws, operand> {};
 struct inputs  // left of "->"
     : pegtl::seq<operand, pegtl::star<next_operand>> {};
-struct output_end  // after the output: only the end
-    : pegtl::sor<reject<second_arrow>, reject<output_comma>, pegtl::eof> {};
+struct next_output  // ", output": a split's further outputs
+    : pegtl::seq<output_comma, ws, output> {};
+struct outputs  // right of "->"
+    : pegtl::seq<output, pegtl::star<next_output>> {};
+struct output_end  // after the outputs: only the end
+    : pegtl::sor<reject<second_arrow>, pegtl::eof> {};
 struct pattern  // the whole pattern
-    : pegtl::seq<ws, inputs, pegtl::must<arrow>, ws, output, pegtl::must<output_end>> {};
+    : pegtl::seq<ws, inputs, pegtl::must<arrow>, ws, outputs, pegtl::must<output_end>> {};
 
 // ---- a normalization's dims ------------------------------------------------------------
 struct dims_arrow : pegtl::string<'-', '>'> {};  // "->" in a normalization's pattern

@@ -21,8 +21,8 @@ template <> inline constexpr const char* error_message<arrow> =
     "missing '->': a pattern is 'inputs -> output'";
 template <> inline constexpr const char* error_message<second_arrow> =
     "a second '->': a pattern has exactly one '->'";
-template <> inline constexpr const char* error_message<output_comma> =
-    "',' in the output: the right side of '->' is a single operand";
+template <> inline constexpr const char* error_message<stray_plus> =
+    "'+' outside parentheses: a concatenation is written in one dim, '(a + b)'";
 template <> inline constexpr const char* error_message<output_end> =
     "unexpected text after the output";
 template <> inline constexpr const char* error_message<dims_arrow> =

@@ -74,19 +74,12 @@ std::size_t check_pack(std::string_view text, const grammar::PackBuilder& b) {
   return star;
 }
 
-}  // namespace
-
-ast::Pattern parse(std::string_view text) {
-  check_length(text);
-  grammar::PatternBuilder b;
-  run_grammar<grammar::pattern>(text, b, text);
-  return ast::Pattern{std::string(text), std::move(b.operands), std::move(b.output), b.arrow, {}};
-}
-
-ast::Pattern parse_bracketed(std::string_view text) {
-  check_length(text);
+/// The text with its brackets as spaces (every other byte keeps its position) and the span of
+/// each "[...]"; PatternError for a bracket that is unclosed, unopened, nested, empty or inside
+/// a group, and (with `example`) for a text without brackets.
+std::pair<std::string, std::vector<ast::Span>> blank_brackets(std::string_view text, const char* example) {
   const std::string shown(text);
-  std::string blanked(text);  // the brackets as spaces: every other byte keeps its position
+  std::string blanked(text);
   std::vector<ast::Span> brackets;
   const std::size_t none = std::string::npos;
   std::size_t open = none;
@@ -100,21 +93,54 @@ ast::Pattern parse_bracketed(std::string_view text) {
     if (c == '[' && open != none) throw PatternError("brackets do not nest: '[' inside '[...]'", shown, i);
     if (c == ']' && open == none) throw PatternError("']' without '['", shown, i);
     if (c == ']' && text.find_first_not_of(" \t\r\n", open + 1) == i)
-      throw PatternError("empty brackets: name the axes to work along inside them", shown, open);
+      throw PatternError("empty brackets: name the axes inside them", shown, open);
     if (c == ']') brackets.push_back({open, i + 1});
     open = c == '[' ? i : none;
     blanked[i] = ' ';
   }
   if (open != none) throw PatternError("'[' is never closed", shown, open);
-  if (brackets.empty())
-    throw PatternError("no brackets: name the axes to work along in brackets, as in \"b h q [k]\"", shown,
-                       text.size());
+  if (brackets.empty() && example != nullptr) throw PatternError(example, shown, text.size());
+  return {std::move(blanked), std::move(brackets)};
+}
+
+ast::Pattern make_pattern(std::string_view text, grammar::PatternBuilder& b, std::vector<ast::Span> brackets) {
+  ast::Pattern p{std::string(text), std::move(b.operands), std::move(b.output), b.arrow, std::move(brackets), {}};
+  p.more_outputs = std::move(b.more_outputs);
+  return p;
+}
+
+}  // namespace
+
+ast::Pattern parse(std::string_view text) {
+  check_length(text);
   grammar::PatternBuilder b;
+  b.text = text;
+  run_grammar<grammar::pattern>(text, b, text);
+  return make_pattern(text, b, {});
+}
+
+ast::Pattern parse_indexed(std::string_view text) {
+  check_length(text);
+  auto [blanked, brackets] =
+      blank_brackets(text, "no brackets: put the indexed axis in brackets, as in \"[v] d, b s -> b s d\"");
+  grammar::PatternBuilder b;
+  b.text = text;
+  run_grammar<grammar::pattern>(blanked, b, text);
+  return make_pattern(text, b, std::move(brackets));
+}
+
+ast::Pattern parse_bracketed(std::string_view text) {
+  check_length(text);
+  const std::string shown(text);
+  auto [blanked, brackets] =
+      blank_brackets(text, "no brackets: name the axes to work along in brackets, as in \"b h q [k]\"");
+  grammar::PatternBuilder b;
+  b.text = text;
   run_grammar<grammar::dims>(blanked, b, shown);
   EINEXPR_ASSERT(b.operands.size() == 1, "parse_bracketed: the dims rule made " + std::to_string(b.operands.size()) +
                                              " operands");
   ast::Operand dims = b.operands.front();
-  return ast::Pattern{shown, std::move(b.operands), std::move(dims), ast::Span{}, std::move(brackets)};
+  return ast::Pattern{shown, std::move(b.operands), std::move(dims), ast::Span{}, std::move(brackets), {}};
 }
 
 ast::PackPattern parse_pack(std::string_view text) {

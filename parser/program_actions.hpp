@@ -19,7 +19,7 @@
 #include "einexpr/parser/program.hpp"
 #include "program_grammar.hpp"
 #include "program_messages.hpp"
-#include "program_ops.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "program_source.hpp"
 
 namespace einexpr::grammar::model {
@@ -196,9 +196,9 @@ template <>
 struct action<op_name> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) {
-    const ProgramOp* row = find_program_op(in.string_view());
+    const OpRow* row = find_op_row(in.string_view());
     if (!row)
-      b.fail(b.offset(in), "unknown op '" + in.string() + "': the ops are " + program_op_names());
+      b.fail(b.offset(in), "unknown op '" + in.string() + "': the ops are " + op_row_names());
     b.op = row->op;
     b.op_name = b.identifier(in);
   }

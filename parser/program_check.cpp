@@ -8,7 +8,7 @@
 
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/program.hpp"
-#include "program_ops.hpp"
+#include "einexpr/parser/ops.hpp"
 
 namespace einexpr {
 namespace {
@@ -74,8 +74,8 @@ class ProgramChecker {
   void check(const ast::TensorDecl& decl);
   void check(const ast::OutputDecl& decl);
   void check(const ast::Statement& s);
-  void tensor_count(const ast::Statement& s, const ProgramOp& row) const;
-  void function(const ast::Statement& s, const ProgramOp& row) const;
+  void tensor_count(const ast::Statement& s, const OpRow& row) const;
+  void function(const ast::Statement& s, const OpRow& row) const;
   void pattern(const ast::Statement& s) const;
   void pattern_axes(const ast::Statement& s) const;
   void outputs();
@@ -146,7 +146,7 @@ void ProgramChecker::check(const ast::OutputDecl& decl) {
 }
 
 void ProgramChecker::check(const ast::Statement& s) {
-  const ProgramOp& row = program_op(s.op_name.name);
+  const OpRow& row = op_row(s.op_name.name);
   not_yet_defined(tensors_, s.name);
   tensor_count(s, row);
   for (const Identifier& in : s.inputs) use(tensors_, in.name, in.source, &s.name.source);
@@ -159,7 +159,7 @@ void ProgramChecker::check(const ast::Statement& s) {
 }
 
 // The op's number of tensors, and one pattern operand per tensor.
-void ProgramChecker::tensor_count(const ast::Statement& s, const ProgramOp& row) const {
+void ProgramChecker::tensor_count(const ast::Statement& s, const OpRow& row) const {
   const std::size_t n = s.inputs.size();
   if (n < row.min_inputs || n > row.max_inputs) {
     const std::string range = row.min_inputs == row.max_inputs
@@ -180,7 +180,7 @@ void ProgramChecker::tensor_count(const ast::Statement& s, const ProgramOp& row)
 }
 
 // The string after the pattern: present exactly when the op takes one, and a known name.
-void ProgramChecker::function(const ast::Statement& s, const ProgramOp& row) const {
+void ProgramChecker::function(const ast::Statement& s, const OpRow& row) const {
   const std::string op(row.name);
   if (row.function == FunctionArg::none) {
     if (s.function) fail(s.function->source, op + " takes no string after its pattern");

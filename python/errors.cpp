@@ -21,6 +21,7 @@ struct Classes {
   PyObject* allocation = nullptr;
   PyObject* internal = nullptr;
   PyObject* argument = nullptr;
+  PyObject* index = nullptr;
 };
 Classes classes;  // owned by the module for the interpreter's life
 
@@ -55,6 +56,9 @@ void register_errors(py::module_& m) {
   classes.device = make_class(m, "DeviceError", classes.error, "A device that is missing or failed.");
   classes.allocation = make_class(m, "AllocationError", classes.error, "Memory that could not be allocated.");
   classes.internal = make_class(m, "InternalError", classes.error, "A bug in einexpr: please report it.");
+  py::tuple index_bases = py::make_tuple(py::handle(classes.error), py::handle(PyExc_IndexError));
+  classes.index = make_class(m, "IndexError", index_bases.ptr(),
+                             "An integer index outside its axis; the message names its position and value.");
   py::tuple argument_bases = py::make_tuple(py::handle(classes.error), py::handle(PyExc_TypeError));
   classes.argument = make_class(m, "ArgumentError", argument_bases.ptr(),
                                 "An argument of the wrong kind: not an array, not a string, not an integer.");
@@ -69,6 +73,8 @@ void register_errors(py::module_& m) {
       raise(classes.dtype, e);
     } catch (const DeviceError& e) {
       raise(classes.device, e);
+    } catch (const IndexError& e) {
+      raise(classes.index, e);
     } catch (const AllocationError& e) {
       raise(classes.allocation, e);
     } catch (const InternalError& e) {

@@ -31,8 +31,9 @@ cli::ExprSpec expr_spec(const std::string& op, const std::string& pattern, const
 
 std::string cost_json(const std::string& op, const std::string& pattern, const std::string& reduction,
                       const AxisLengths& sizes, const std::string& dtype, const std::string& device,
-                      bool backward) {
-  const cli::ExprSpec e = expr_spec(op, pattern, reduction, sizes);
+                      bool backward, std::int64_t ignore_index) {
+  cli::ExprSpec e = expr_spec(op, pattern, reduction, sizes);
+  e.ignore_index = ignore_index;
   const DType dt = dtype_from_name(dtype);
   std::ostringstream os;
   cli::write_cost_json(os, cli::make_report(e, dt, find_device(device)), backward);
@@ -75,6 +76,36 @@ void bind_ops(py::module_& m) {
   m.def(
       "rearrange",
       [](const Tensor& x, const std::string& p, const AxisLengths& l) { return rearrange(x, p, l); }, Release());
+  m.def(
+      "concatenate",
+      [](const std::vector<Tensor>& xs, const std::string& p, const AxisLengths& l) {
+        return rearrange(std::span<const Tensor>(xs), p, l);
+      },
+      Release());
+  m.def(
+      "split", [](const Tensor& x, const std::string& p, const AxisLengths& l) { return split(x, p, l); }, Release());
+  m.def(
+      "get_at",
+      [](const Tensor& t, const Tensor& i, const std::string& p, const AxisLengths& l) { return get_at(t, i, p, l); },
+      Release());
+  m.def(
+      "add_at",
+      [](const Tensor& t, const Tensor& i, const Tensor& u, const std::string& p, const AxisLengths& l) {
+        return add_at(t, i, u, p, l);
+      },
+      Release());
+  m.def(
+      "cross_entropy",
+      [](const Tensor& x, const Tensor& t, const std::string& p, std::int64_t ignore, const AxisLengths& l) {
+        return cross_entropy(x, t, p, ignore, l);
+      },
+      Release());
+  m.def("scalar_like", [](double v, const Tensor& like) { return scalar_like(v, like); });
+  m.def("op_names", [] {
+    std::vector<std::string> names;
+    for (const OpRow& row : op_rows()) names.emplace_back(row.name);
+    return names;
+  });
   m.def(
       "repeat", [](const Tensor& x, const std::string& p, const AxisLengths& l) { return repeat(x, p, l); },
       Release());

@@ -20,9 +20,9 @@ void Program::check_inputs(TensorRefs inputs) const {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     if (!t.defined()) throw Error("input " + std::to_string(i) + " is an undefined tensor");
-    if (t.dtype() != dtype)
+    if (t.dtype() != input_dtype(i))
       throw DTypeError("input " + std::to_string(i) + " is " + std::string(name(t.dtype())) +
-                       " but the program was planned for " + std::string(name(dtype)));
+                       " but the program was planned for " + std::string(name(input_dtype(i))));
     if (t.device() != device)
       throw DeviceError("input " + std::to_string(i) + " is on " + t.device().str() +
                         " but the program runs on " + device.str());

@@ -2,6 +2,8 @@
 // each gradient plan costed by cost(); run_gradients(): each lowered and run on the CPU.
 #include "einexpr/codegen/backward.hpp"
 
+#include <algorithm>
+
 #include "backward/derive.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/runtime/error.hpp"
@@ -12,11 +14,22 @@ std::vector<Gradient> gradients(const Plan& forward) {
   if (forward.dtype == DType::boolean) throw Error("backward on bool tensors is not defined");
   switch (forward.op) {
     case Op::einsum: return detail::backward::einsum_gradients(forward);
-    case Op::rearrange: return detail::backward::rearrange_gradients(forward);
+    case Op::rearrange:
+      for (const Step& s : forward.steps)
+        if (std::holds_alternative<JoinStep>(s)) return detail::backward::concat_gradients(forward);
+      if (forward.num_inputs == 1) {
+        const auto x = detail::atoms_of(forward, 0).ids();
+        for (AxisId id : detail::atoms_of(forward, forward.output).ids())
+          if (std::find(x.begin(), x.end(), id) == x.end()) return detail::backward::split_gradients(forward);
+      }
+      return detail::backward::rearrange_gradients(forward);
     case Op::repeat: return detail::backward::repeat_gradients(forward);
     case Op::reduce: return detail::backward::reduce_gradients(forward);
     case Op::map: return detail::backward::map_gradients(forward);
     case Op::normalize: return detail::backward::normalize_gradients(forward);
+    case Op::get_at: return detail::backward::get_at_gradients(forward);
+    case Op::add_at: return detail::backward::add_at_gradients(forward);
+    case Op::cross_entropy: return detail::backward::cross_entropy_gradients(forward);
   }
   throw Error(std::string("backward of '") + name(forward.op) + "' is not supported");
 }

@@ -49,7 +49,7 @@ int Derivation::add_input(int j) {
   s.name = source_name(s);
   sources_.push_back(std::move(s));
   const Value& x = forward_.value(j);
-  return b_.add_input(x.layout, x.dims);
+  return b_.add_input(x.layout, x.dims, forward_.dtype_of(j));
 }
 
 std::string Derivation::source_name(const GradientSource& s) const {

@@ -75,5 +75,10 @@ std::vector<Gradient> repeat_gradients(const Plan& forward);
 std::vector<Gradient> reduce_gradients(const Plan& forward);
 std::vector<Gradient> map_gradients(const Plan& forward);
 std::vector<Gradient> normalize_gradients(const Plan& forward);
+std::vector<Gradient> get_at_gradients(const Plan& forward);     // index_gradients.cpp
+std::vector<Gradient> add_at_gradients(const Plan& forward);
+std::vector<Gradient> cross_entropy_gradients(const Plan& forward);
+std::vector<Gradient> concat_gradients(const Plan& forward);
+std::vector<Gradient> split_gradients(const Plan& forward);
 
 }  // namespace einexpr::detail::backward

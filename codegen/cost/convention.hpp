@@ -13,7 +13,11 @@
 //   softmax, log_softmax      5 per element + 1 (2) per row; layer_norm 5 + 3; rms_norm 3 + 3
 //                             (normalization_flops); their backward passes 4, 4, 11 + 4, 8 + 3
 //   an exp, log, tanh, erf, sqrt  1 (elementwise_flops.cpp)
-//   views, copies             0
+//   cross_entropy             forward 4 per logit (as logsumexp) + 1 per row (lse - x[t]);
+//                             backward 7 per logit (the row's lse again, x - lse, exp, · dY)
+//                             + 1 per row (- dY at the target)
+//   scatter-add (add_at)      1 per update element (its add)
+//   views, copies, fills, gathers (get_at), joins  0
 //
 // A pairwise contraction of x and y in an einsum (plan/contract.cpp) first sums the axes
 // only one of them holds and nothing later needs (a reduction each), then contracts over the
@@ -65,6 +69,12 @@ constexpr N normalization_flops(int kind, bool backward, N n, N rows) {
   constexpr int per_row[2][4] = {{1, 2, 3, 3}, {0, 0, 4, 3}};
   const int b = backward ? 1 : 0;
   return N(per_element[b][kind]) * n + N(per_row[b][kind]) * rows;
+}
+
+/// cross_entropy over n logits in `rows` rows, forward or backward (above).
+template <class N>
+constexpr N cross_entropy_flops(bool backward, N n, N rows) {
+  return N(backward ? 7 : 4) * n + rows;
 }
 
 /// One pairwise step of an einsum: `x_all`, `y_all` the sizes (products of axis lengths)

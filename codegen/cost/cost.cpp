@@ -14,6 +14,14 @@
 //   map       flops_per_element(f) · n_out; reads each src (distinct), writes dst
 //   embed     0 FLOPs; reads src, writes dst (zeros) and src's elements into it
 //   normalize normalization_flops (per element and per row); reads each src, writes dst
+//   fill      0 FLOPs; writes dst
+//   gather    0 FLOPs; reads the table's elements it gathers (one per output element: a
+//             row read twice counts twice) and the distinct indices, writes dst
+//   scatter   one add per update; reads the updates, the distinct indices and the elements
+//             they add into, writes those elements
+//   join      0 FLOPs, 0 bytes (its parts' copies moved the data)
+//   cross_entropy  cross_entropy_flops; reads each src, writes dst
+// Each value counts at its own dtype's size (indices i64 or i32 beside the data).
 // Whole plan: ideal bytes read = every input once (distinct elements); ideal bytes
 // written = the output once, 0 when the output is a view of an input; planned bytes =
 // the sum over steps; peak_extra_bytes = the most temporary bytes alive at once.
@@ -74,7 +82,10 @@ std::vector<std::string> factors(const Plan& plan, const Value& v, std::size_t b
 
 struct StepCoster {
   const Plan& plan;
-  Count es;  // element size
+  mutable std::vector<bool> allocated;  // per buffer: a step has made it (counted once)
+
+  /// The element size of value v.
+  Count es(int v) const { return Count(element_size(plan.dtype_of(v))); }
 
   Formula numel_formula(const Value& v) const {
     return Formula::product(1, factors(plan, v, 0, v.layout.shape.size(), false));
@@ -83,18 +94,25 @@ struct StepCoster {
     return Formula::product(1, factors(plan, v, 0, v.layout.shape.size(), true));
   }
 
-  // Reads `srcs` (distinct elements) and writes `dst` into a new temporary.
+  // Reads `srcs` (distinct elements) and writes `dst` into a temporary (allocated by the
+  // first step that writes it).
   void move(StepCost& c, const std::vector<int>& srcs, int dst) const {
     Formula bytes;
     for (int s : srcs) {
-      c.bytes_read += distinct(value_of(plan, s)) * es;
-      bytes = bytes + distinct_formula(value_of(plan, s));
+      c.bytes_read += distinct(value_of(plan, s)) * es(s);
+      bytes = bytes + distinct_formula(value_of(plan, s)) * es(s);
     }
     const Value& d = value_of(plan, dst);
-    c.bytes_written = numel(d) * es;
-    c.bytes_formula = (bytes + numel_formula(d)) * es;
+    c.bytes_written = numel(d) * es(dst);
+    c.bytes_formula = bytes + numel_formula(d) * es(dst);
+    allocate(c, dst);
+  }
+  void allocate(StepCost& c, int dst) const {
+    const Value& d = value_of(plan, dst);
     const PlanBuffer& buffer = plan.buffers.at(static_cast<std::size_t>(d.buffer));
-    if (buffer.input < 0) c.bytes_allocated = Count::from_int64(buffer.elements) * es;
+    const auto b = static_cast<std::size_t>(d.buffer);
+    if (buffer.input < 0 && !allocated[b]) c.bytes_allocated = Count::from_int64(buffer.elements) * es(dst);
+    allocated[b] = true;
   }
 
   StepCost operator()(const ViewStep&, StepCost c) const {
@@ -174,8 +192,60 @@ struct StepCoster {
     c.kind = "embed";
     move(c, {s.src}, s.dst);  // reads src, writes every element of dst (the zeros)...
     const Value& src = value_of(plan, s.src);
-    c.bytes_written += numel(src) * es;  // ...and src's elements again, onto the diagonal
-    c.bytes_formula = c.bytes_formula + numel_formula(src) * es;
+    c.bytes_written += numel(src) * es(s.dst);  // ...and src's elements again, onto the diagonal
+    c.bytes_formula = c.bytes_formula + numel_formula(src) * es(s.dst);
+    return c;
+  }
+  StepCost operator()(const FillStep& s, StepCost c) const {
+    c.kind = "fill";
+    move(c, {}, s.dst);
+    return c;
+  }
+  StepCost operator()(const GatherStep& s, StepCost c) const {
+    c.kind = "gather";
+    const Value& dst = value_of(plan, s.dst);
+    const Value& index = value_of(plan, s.index);
+    c.bytes_read = numel(dst) * es(s.src) + distinct(index) * es(s.index);
+    c.bytes_written = numel(dst) * es(s.dst);
+    c.bytes_formula = numel_formula(dst) * es(s.src) + distinct_formula(index) * es(s.index) +
+                      numel_formula(dst) * es(s.dst);
+    allocate(c, s.dst);
+    return c;
+  }
+  StepCost operator()(const ScatterAddStep& s, StepCost c) const {
+    c.kind = "scatter";
+    const Value& updates = value_of(plan, s.updates);
+    const Value& index = value_of(plan, s.index);
+    c.flops = c.flops_exact = numel(updates);
+    c.flops_formula = numel_formula(updates);
+    c.bytes_read = numel(updates) * es(s.updates) * Count(2) + distinct(index) * es(s.index);
+    c.bytes_written = numel(updates) * es(s.dst);
+    c.bytes_formula = numel_formula(updates) * es(s.updates) * Count(3) + distinct_formula(index) * es(s.index);
+    allocate(c, s.dst);
+    return c;
+  }
+  StepCost operator()(const JoinStep&, StepCost c) const {
+    c.kind = "join";
+    c.is_view = true;
+    return c;
+  }
+  StepCost operator()(const CrossEntropyStep& s, StepCost c) const {
+    c.kind = s.backward ? "d.cross_entropy" : "cross_entropy";
+    const int logits = s.srcs[s.backward ? 1 : 0];
+    const Value& x = value_of(plan, logits);
+    const Count n = numel(x);
+    Count rows(1);
+    for (std::size_t d = 0; d < x.layout.shape.size(); ++d)
+      if (static_cast<int>(d) != s.axis) rows *= Count::from_int64(x.layout.shape[d]);
+    c.flops = c.flops_exact = convention::cross_entropy_flops(s.backward, n, rows);
+    std::vector<std::string> row_factors;
+    for (std::size_t d = 0; d < x.layout.shape.size(); ++d)
+      if (static_cast<int>(d) != s.axis) {
+        const std::vector<std::string> f = factors(plan, x, d, d + 1, false);
+        row_factors.insert(row_factors.end(), f.begin(), f.end());
+      }
+    c.flops_formula = numel_formula(x) * Count(s.backward ? 7 : 4) + Formula::product(1, row_factors);
+    move(c, s.srcs, s.dst);
     return c;
   }
   StepCost operator()(const MapStep& s, StepCost c) const {
@@ -191,7 +261,7 @@ struct StepCoster {
 
 /// The most temporary bytes alive at once: a temporary lives from the step that makes
 /// it to the last step that reads it (or a view of it); the output's lives to the end.
-Count peak_extra_bytes(const Plan& plan, Count es) {
+Count peak_extra_bytes(const Plan& plan) {
   const std::size_t nbuf = plan.buffers.size(), nsteps = plan.steps.size();
   std::vector<long> made(nbuf, -1), last(nbuf, -1);
   auto buffer_of = [&](int v) { return static_cast<std::size_t>(value_of(plan, v).buffer); };
@@ -208,7 +278,7 @@ Count peak_extra_bytes(const Plan& plan, Count es) {
     Count alive;
     for (std::size_t b = 0; b < nbuf; ++b)
       if (plan.buffers[b].input < 0 && made[b] >= 0 && made[b] <= t && t <= last[b])
-        alive += Count::from_int64(plan.buffers[b].elements) * es;
+        alive += Count::from_int64(plan.buffers[b].elements) * Count(element_size(plan.buffers[b].dtype));
     peak = std::max(peak, alive);
   }
   return peak;
@@ -283,8 +353,7 @@ Cost cost(const Plan& plan) {
   c.op = name(plan.op);
   c.pattern = plan.pattern;
   c.dtype = plan.dtype;
-  const Count es(element_size(plan.dtype));
-  const StepCoster coster{plan, es};
+  const StepCoster coster{plan, std::vector<bool>(plan.buffers.size(), false)};
   for (const Step& step : plan.steps) {
     StepCost base;
     base.label = to_string(step, plan);
@@ -298,15 +367,15 @@ Cost cost(const Plan& plan) {
   }
   Formula ideal;
   for (int i = 0; i < plan.num_inputs; ++i) {
-    c.bytes_read += distinct(value_of(plan, i)) * es;
-    ideal = ideal + coster.distinct_formula(value_of(plan, i));
+    c.bytes_read += distinct(value_of(plan, i)) * coster.es(i);
+    ideal = ideal + coster.distinct_formula(value_of(plan, i)) * coster.es(i);
   }
   if (!plan.output_is_view()) {
-    c.bytes_written = numel(plan.output_value()) * es;
-    ideal = ideal + coster.numel_formula(plan.output_value());
+    c.bytes_written = numel(plan.output_value()) * coster.es(plan.output);
+    ideal = ideal + coster.numel_formula(plan.output_value()) * coster.es(plan.output);
   }
-  c.bytes_formula = ideal * es;
-  c.peak_extra_bytes = peak_extra_bytes(plan, es);
+  c.bytes_formula = ideal;
+  c.peak_extra_bytes = peak_extra_bytes(plan);
   c.naive_flops = naive_flops(plan, c.flops);
   c.flops_numpy = plan.op == Op::einsum && plan.contraction ? numpy_flops(plan) : c.flops;
   return c;

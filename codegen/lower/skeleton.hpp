@@ -40,9 +40,11 @@ class Context {
   Operand operand(int v) const { return {value(v).buffer, value(v).layout}; }
   /// Bytes of a plan buffer that is a temporary.
   std::size_t buffer_bytes(int buffer) const {
-    return static_cast<std::size_t>(plan_.buffers.at(static_cast<std::size_t>(buffer)).elements) *
-           element_size(plan_.dtype);
+    const PlanBuffer& b = plan_.buffers.at(static_cast<std::size_t>(buffer));
+    return static_cast<std::size_t>(b.elements) * element_size(b.dtype);
   }
+  /// The dtype of value v's elements.
+  DType dtype_of(int v) const { return plan_.dtype_of(v); }
   /// Elements of a plan buffer that is a temporary.
   std::int64_t buffer_elements(int buffer) const { return plan_.buffers.at(static_cast<std::size_t>(buffer)).elements; }
   /// Appends a staging temporary (after the plan's own); returns its program buffer index.
@@ -64,10 +66,11 @@ inline void bind_buffers(const Plan& plan, Program& program) {
     if (i < plan.num_inputs) {
       EINEXPR_ASSERT(b.input == i, "lower: plan buffer " + std::to_string(i) + " is not input " + std::to_string(i));
       program.input_layouts.push_back(plan.value(i).layout);
+      program.input_dtypes.push_back(b.dtype);
     } else {
       EINEXPR_ASSERT(b.input < 0, "lower: an input's buffer after the temporaries");
       program.temp_bytes.push_back(
-          static_cast<std::size_t>(checked_mul(b.elements, static_cast<std::int64_t>(element_size(plan.dtype)))));
+          static_cast<std::size_t>(checked_mul(b.elements, static_cast<std::int64_t>(element_size(b.dtype)))));
     }
   }
 }
@@ -78,7 +81,7 @@ Program lower_plan(const Plan& plan, Device device, Backend& backend) {
   validate(plan);
   Program program;
   program.device = device;
-  program.dtype = plan.dtype;
+  program.dtype = plan.dtype_of(plan.output);
   bind_buffers(plan, program);
   Context context(plan, program);
   for (const Step& step : plan.steps) std::visit([&](const auto& s) { backend(s, context); }, step);

@@ -112,14 +112,14 @@ PlanBuilder::PlanBuilder(Op op, std::string pattern, DType dtype, AxisTable axes
   plan_.axes = std::move(axes);
 }
 
-int PlanBuilder::add_input(const Layout& layout, std::vector<DimAxes> dims) {
+int PlanBuilder::add_input(const Layout& layout, std::vector<DimAxes> dims, std::optional<DType> dtype) {
   EINEXPR_ASSERT(plan_.num_inputs == static_cast<int>(plan_.values.size()), "inputs must come first");
   // A broadcast view (stride 0) may hold more elements than int64 counts while its memory is
   // tiny; every count a step makes from it would overflow: refuse it here (ShapeError).
   checked_numel(layout.shape);
   (void)layout.extent();  // and so may its strides reach past what int64 counts: refused too
   const int index = plan_.num_inputs++;
-  plan_.buffers.push_back(PlanBuffer{index, 0});
+  plan_.buffers.push_back(PlanBuffer{index, 0, dtype.value_or(plan_.dtype)});
   Layout l = layout;
   l.offset = 0;  // the program binds each input's buffer at its element [0, ..., 0]
   plan_.values.push_back(Value{index, std::move(l), std::move(dims)});
@@ -138,17 +138,28 @@ int PlanBuilder::view(int src, Layout layout, std::vector<DimAxes> dims) {
   return dst;
 }
 
-int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<DimAxes> dims) {
+int PlanBuilder::new_temp_value(Shape shape, Strides strides, std::vector<DimAxes> dims,
+                                std::optional<DType> dtype) {
   Layout layout{std::move(shape), std::move(strides), 0};
   const std::int64_t elements = layout.extent();
+  const DType t = dtype.value_or(plan_.dtype);
   // The bytes must fit in 64 bits too, or a lowering's elements x element size wraps and
   // asks the allocator for the wrong amount: refuse before anything is allocated.
-  const auto element_bytes = static_cast<std::int64_t>(element_size(plan_.dtype));
+  const auto element_bytes = static_cast<std::int64_t>(element_size(t));
   if (std::int64_t bytes = 0; __builtin_mul_overflow(elements, element_bytes, &bytes))
-    throw ShapeError("a buffer of " + std::to_string(elements) + " elements of " + std::string(name(plan_.dtype)) +
+    throw ShapeError("a buffer of " + std::to_string(elements) + " elements of " + std::string(name(t)) +
                      " (" + std::to_string(element_bytes) + " bytes each): its bytes overflow 64 bits");
-  plan_.buffers.push_back(PlanBuffer{-1, elements});
+  plan_.buffers.push_back(PlanBuffer{-1, elements, t});
   plan_.values.push_back(Value{static_cast<int>(plan_.buffers.size()) - 1, std::move(layout), std::move(dims)});
+  return static_cast<int>(plan_.values.size()) - 1;
+}
+
+int PlanBuilder::value_in(int buffer, Layout layout, std::vector<DimAxes> dims) {
+  EINEXPR_ASSERT(buffer >= plan_.num_inputs && buffer < static_cast<int>(plan_.buffers.size()),
+                 "value_in: not a temporary");
+  EINEXPR_ASSERT(layout.extent() <= plan_.buffers[static_cast<std::size_t>(buffer)].elements,
+                 "value_in: the layout reaches past the buffer");
+  plan_.values.push_back(Value{buffer, std::move(layout), std::move(dims)});
   return static_cast<int>(plan_.values.size()) - 1;
 }
 

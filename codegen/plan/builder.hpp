@@ -53,12 +53,17 @@ class PlanBuilder {
 
   AxisTable& axes() noexcept { return plan_.axes; }
   const AxisTable& axes() const noexcept { return plan_.axes; }
-  /// Adds input `index`'s value (in order: call for 0, 1, ...).
-  int add_input(const Layout& layout, std::vector<DimAxes> dims);
+  /// Adds input `index`'s value (in order: call for 0, 1, ...), of the plan's dtype or `dtype`.
+  int add_input(const Layout& layout, std::vector<DimAxes> dims, std::optional<DType> dtype = std::nullopt);
   /// A value viewing src's buffer with `layout` (a ViewStep; src itself if nothing changes).
   int view(int src, Layout layout, std::vector<DimAxes> dims);
-  /// A new temporary buffer laid out by (shape, strides), which must not overlap.
-  int new_temp_value(Shape shape, Strides strides, std::vector<DimAxes> dims);
+  /// A new temporary buffer laid out by (shape, strides), which must not overlap; its
+  /// elements of the plan's dtype or `dtype`.
+  int new_temp_value(Shape shape, Strides strides, std::vector<DimAxes> dims,
+                     std::optional<DType> dtype = std::nullopt);
+  /// A value of an existing temporary `buffer` that no step has made yet: the step that
+  /// writes it (a copy into a slice, a scatter-add, a join) makes it.
+  int value_in(int buffer, Layout layout, std::vector<DimAxes> dims);
   void add_step(Step step);
   void note(std::string text) { plan_.notes.push_back(std::move(text)); }
   void set_contraction(ContractionInfo info) { plan_.contraction = std::move(info); }

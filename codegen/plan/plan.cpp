@@ -166,8 +166,18 @@ std::vector<int> sources(const Step& step) {
       [](const auto& s) -> std::vector<int> {
         using S = std::decay_t<decltype(s)>;
         if constexpr (std::is_same_v<S, ContractStep>) return {s.a, s.b};
-        else if constexpr (std::is_same_v<S, MapStep> || std::is_same_v<S, NormStep>) return s.srcs;
-        else return {s.src};
+        else if constexpr (std::is_same_v<S, MapStep> || std::is_same_v<S, NormStep> ||
+                           std::is_same_v<S, CrossEntropyStep>) return s.srcs;
+        else if constexpr (std::is_same_v<S, JoinStep>) return s.parts;
+        else if constexpr (std::is_same_v<S, FillStep>) return {};
+        else if constexpr (std::is_same_v<S, GatherStep>) return {s.src, s.index};
+        else if constexpr (std::is_same_v<S, ScatterAddStep>) return {s.acc, s.index, s.updates};
+        else {
+          static_assert(std::is_same_v<S, ViewStep> || std::is_same_v<S, CopyStep> || std::is_same_v<S, ReduceStep> ||
+                            std::is_same_v<S, EmbedStep>,
+                        "sources(): a step kind without its sources");
+          return {s.src};
+        }
       },
       step);
 }
@@ -183,9 +193,23 @@ void for_each_value(Step& step, const std::function<void(int&)>& f, bool with_ds
         if constexpr (std::is_same_v<S, ContractStep>) {
           f(s.a);
           f(s.b);
-        } else if constexpr (std::is_same_v<S, MapStep> || std::is_same_v<S, NormStep>) {
+        } else if constexpr (std::is_same_v<S, MapStep> || std::is_same_v<S, NormStep> ||
+                             std::is_same_v<S, CrossEntropyStep>) {
           for (int& v : s.srcs) f(v);
+        } else if constexpr (std::is_same_v<S, JoinStep>) {
+          for (int& v : s.parts) f(v);
+        } else if constexpr (std::is_same_v<S, FillStep>) {
+        } else if constexpr (std::is_same_v<S, GatherStep>) {
+          f(s.src);
+          f(s.index);
+        } else if constexpr (std::is_same_v<S, ScatterAddStep>) {
+          f(s.acc);
+          f(s.index);
+          f(s.updates);
         } else {
+          static_assert(std::is_same_v<S, ViewStep> || std::is_same_v<S, CopyStep> || std::is_same_v<S, ReduceStep> ||
+                            std::is_same_v<S, EmbedStep>,
+                        "for_each_value(): a step kind without its values");
           f(s.src);
         }
         if (with_dst) f(s.dst);
@@ -223,13 +247,18 @@ const char* kind_name(ContractStep::Kind k) {
   return "?";
 }
 
-std::string buffer_text(const Plan& plan, int v, bool view) {
+/// How a step's destination sits in memory: "(new buffer #3, 4096 elements)" where the step
+/// makes the buffer, "(into buffer #3)" where it writes one an earlier step made, "(view of
+/// ...)" where it moves nothing. A buffer whose dtype is not the plan's says it.
+std::string buffer_text(const Plan& plan, int v, bool view, bool existing) {
   const Value& val = plan.values.at(static_cast<std::size_t>(v));
   const PlanBuffer& b = plan.buffers.at(static_cast<std::size_t>(val.buffer));
-  if (b.input >= 0) return "  (view of input " + std::to_string(b.input) + ")";
-  if (view) return "  (view of buffer #" + std::to_string(val.buffer) + ")";
+  const std::string dtype = b.dtype == plan.dtype ? "" : std::string(", ") + std::string(name(b.dtype));
+  if (b.input >= 0) return "  (view of input " + std::to_string(b.input) + dtype + ")";
+  if (view) return "  (view of buffer #" + std::to_string(val.buffer) + dtype + ")";
+  if (existing) return "  (into buffer #" + std::to_string(val.buffer) + dtype + ")";
   return "  (new buffer #" + std::to_string(val.buffer) + ", " + std::to_string(b.elements) +
-         (b.elements == 1 ? " element)" : " elements)");
+         (b.elements == 1 ? " element" : " elements") + dtype + ")";
 }
 
 }  // namespace
@@ -274,11 +303,34 @@ std::string to_string(const Step& step, const Plan& plan) {
           return ref(s.dst) + " = reduce." + name(s.op) +
                  (corrected ? "(correction=" + std::to_string(s.correction) + ")" : std::string()) + " " +
                  ref(s.src) + " over [" + axes + "] : " + value_text(plan, s.dst);
-        } else {
+        } else if constexpr (std::is_same_v<S, MapStep>) {
           std::string srcs;
           for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
           const std::string fn = std::visit([](const auto& op) { return std::string(name(op)); }, s.op);
           return ref(s.dst) + " = map." + fn + " " + srcs + " : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, FillStep>) {
+          char v[32];
+          std::snprintf(v, sizeof v, "%g", s.value);
+          return ref(s.dst) + " = fill " + v + " : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, GatherStep>) {
+          return ref(s.dst) + " = gather " + ref(s.src) + " at " + ref(s.index) + " (" + std::to_string(s.length) +
+                 " rows, stride " + std::to_string(s.stride) + ") : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, ScatterAddStep>) {
+          return ref(s.dst) + " = scatter_add " + ref(s.updates) + " into " + ref(s.acc) + " at " + ref(s.index) +
+                 " (" + std::to_string(s.length) + " rows, stride " + std::to_string(s.stride) + ") : " +
+                 value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, JoinStep>) {
+          std::string parts;
+          for (int v : s.parts) parts += (parts.empty() ? "" : ", ") + ref(v);
+          return ref(s.dst) + " = join " + parts + " : " + value_text(plan, s.dst);
+        } else {
+          static_assert(std::is_same_v<S, CrossEntropyStep>, "to_string(): a step kind it cannot print");
+          std::string srcs;
+          for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
+          const std::string ignore =
+              s.ignore_index == -100 ? std::string() : "(ignore_index=" + std::to_string(s.ignore_index) + ")";
+          return ref(s.dst) + " = " + (s.backward ? "d." : "") + "cross_entropy" + ignore + " " + srcs + " along dim " +
+                 std::to_string(s.axis) + " : " + value_text(plan, s.dst);
         }
       },
       step);
@@ -303,10 +355,19 @@ std::string to_string(const Plan& plan) {
   os << title(plan);
   if (!plan.pattern.empty()) os << " '" << plan.pattern << "'";
   os << " (" << name(plan.dtype) << ")\n";
-  for (int i = 0; i < plan.num_inputs; ++i) os << "  %" << i << " = input " << i << " : " << value_text(plan, i) << '\n';
+  for (int i = 0; i < plan.num_inputs; ++i) {
+    os << "  %" << i << " = input " << i << " : " << value_text(plan, i);
+    if (plan.dtype_of(i) != plan.dtype) os << " (" << name(plan.dtype_of(i)) << ")";
+    os << '\n';
+  }
+  std::vector<bool> written(plan.buffers.size(), false);
   for (const Step& step : plan.steps) {
     const int dst = destination(step);
-    os << "  " << to_string(step, plan) << buffer_text(plan, dst, std::holds_alternative<ViewStep>(step)) << '\n';
+    const auto b = static_cast<std::size_t>(plan.values.at(static_cast<std::size_t>(dst)).buffer);
+    const bool moves_nothing = std::holds_alternative<ViewStep>(step) || std::holds_alternative<JoinStep>(step);
+    os << "  " << to_string(step, plan) << buffer_text(plan, dst, moves_nothing, b < written.size() && written[b])
+       << '\n';
+    if (b < written.size()) written[b] = true;
   }
   os << "  output %" << plan.output << (plan.output_is_view() ? " (a view: no data moved)" : "") << '\n';
   for (const std::string& note : plan.notes) os << "  # " << note << '\n';

@@ -1,5 +1,6 @@
 // plan(): the one planning entry (planner.hpp). Every caller plans through it with an
-// OpSpec; the planners per op below it are the steps of a switch, not separate entries.
+// OpSpec; each op's planner is an overload of the visit below, so an Op without a planner
+// fails to compile. OpSpec's printing and cache key are visits too.
 #include <cstdio>
 #include <cstring>
 
@@ -9,6 +10,13 @@
 namespace einexpr {
 
 namespace {
+
+template <class... Fs>
+struct overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
 
 const ast::Pattern& need(const ast::Pattern* pattern, Op op) {
   if (pattern == nullptr) throw Error(std::string(name(op)) + " needs a pattern");
@@ -39,79 +47,186 @@ const char* copy_name(Copy c) {
   return "?";
 }
 
+bool concatenates(const ast::Pattern& p) {
+  if (p.operands.size() > 1 || !p.more_outputs.empty()) return true;
+  auto has = [](const ast::Operand& o) {
+    for (const auto& t : o.terms)
+      if (const auto* g = std::get_if<ast::Group>(&t); g != nullptr && g->concat) return true;
+    return false;
+  };
+  return has(p.operands[0]) || has(p.output);
+}
+
+/// The dtype of the data (every input but the index operand) and of the indices.
+struct Dtypes {
+  DType data = DType::f32;
+  DType index = DType::i64;
+};
+Dtypes split_dtypes(Op op, std::span<const DType> dtypes, std::size_t inputs) {
+  if (dtypes.size() != inputs && dtypes.size() != 1)
+    throw Error(std::string(name(op)) + ": " + std::to_string(dtypes.size()) + " dtypes for " +
+                std::to_string(inputs) + " inputs");
+  Dtypes d;
+  const int index_operand = op == Op::get_at || op == Op::add_at || op == Op::cross_entropy ? 1 : -1;
+  d.data = dtypes.empty() ? DType::f32 : dtypes[0];
+  if (index_operand >= 0 && dtypes.size() > static_cast<std::size_t>(index_operand))
+    d.index = dtypes[static_cast<std::size_t>(index_operand)];
+  for (std::size_t i = 1; i < dtypes.size(); ++i) {
+    if (static_cast<int>(i) == index_operand) continue;
+    if (dtypes[i] != d.data)
+      throw DTypeError(std::string(name(op)) + " operands have different dtypes: " + std::string(name(d.data)) +
+                       " (operand 1) and " + std::string(name(dtypes[i])) + " (operand " + std::to_string(i + 1) + ")");
+  }
+  return d;
+}
+
 }  // namespace
 
+Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs,
+          std::span<const DType> dtypes) {
+  const Op op = spec.op();
+  const Dtypes d = split_dtypes(op, dtypes, inputs.size());
+  return std::visit(
+      overloaded{
+          [&](const EinsumOptions& o) {
+            return plan_einsum(need(pattern, op), inputs, d.data, spec.lengths, o.order, o.goal);
+          },
+          [&](const RearrangeOptions& o) {
+            const ast::Pattern& p = need(pattern, op);
+            if (concatenates(p)) return plan_concat(p, inputs, d.data, spec.lengths, o.copy, o.output);
+            return plan_rearrange(p, one(inputs, op), d.data, spec.lengths, o.copy);
+          },
+          [&](const ReduceOptions& o) {
+            return plan_reduce(need(pattern, op), one(inputs, op), d.data, o.reduction, spec.lengths, o.correction);
+          },
+          [&](const RepeatOptions& o) {
+            return plan_repeat(need(pattern, op), one(inputs, op), d.data, spec.lengths, o.copy);
+          },
+          [&](const NormalizeOptions& o) {
+            return plan_normalize(need(pattern, op), o.kind, one(inputs, op), d.data, spec.lengths, o.eps);
+          },
+          [&](const MapOptions& o) {
+            if (pattern == nullptr) {
+              const auto* unary = std::get_if<UnaryOp>(&o.function);
+              if (unary == nullptr) throw Error("a map of two operands needs a pattern (\"b s h, h -> b s h\")");
+              return plan_unary(*unary, one(inputs, op), d.data);
+            }
+            return plan_map(*pattern, o.function, inputs, d.data, spec.lengths);
+          },
+          [&](const GetAtOptions&) { return plan_get_at(need(pattern, op), inputs, d.data, d.index, spec.lengths); },
+          [&](const AddAtOptions&) { return plan_add_at(need(pattern, op), inputs, d.data, d.index, spec.lengths); },
+          [&](const CrossEntropyOptions& o) {
+            return plan_cross_entropy(need(pattern, op), inputs, d.data, d.index, o.ignore_index, spec.lengths);
+          },
+      },
+      spec.options);
+}
+
 Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs, DType dtype) {
-  switch (spec.op) {
-    case Op::einsum: return plan_einsum(need(pattern, spec.op), inputs, dtype, spec.lengths, spec.order, spec.goal);
-    case Op::rearrange: return plan_rearrange(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
-    case Op::reduce:
-      return plan_reduce(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.reduction, spec.lengths,
-                         spec.correction);
-    case Op::repeat: return plan_repeat(need(pattern, spec.op), one(inputs, spec.op), dtype, spec.lengths, spec.copy);
-    case Op::normalize:
-      return plan_normalize(need(pattern, spec.op), spec.normalization, one(inputs, spec.op), dtype, spec.lengths,
-                            spec.eps);
-    case Op::map:
-      if (pattern == nullptr) {
-        const auto* unary = std::get_if<UnaryOp>(&spec.function);
-        if (unary == nullptr) throw Error("a map of two operands needs a pattern (\"b s h, h -> b s h\")");
-        return plan_unary(*unary, one(inputs, spec.op), dtype);
-      }
-      return plan_map(*pattern, spec.function, inputs, dtype, spec.lengths);
+  std::vector<DType> dtypes(inputs.size(), dtype);
+  if (const int index = spec.op() == Op::get_at || spec.op() == Op::add_at || spec.op() == Op::cross_entropy ? 1 : -1;
+      index >= 0 && dtypes.size() > 1)
+    dtypes[static_cast<std::size_t>(index)] = DType::i64;
+  if (dtypes.empty()) dtypes.push_back(dtype);
+  return plan(spec, pattern, inputs, std::span<const DType>(dtypes));
+}
+
+OpSpec OpSpec::of(Op op, AxisLengths lengths) {
+  OpSpec s;
+  s.lengths = std::move(lengths);
+  switch (op) {
+    case Op::rearrange: s.options = RearrangeOptions{}; break;
+    case Op::reduce: s.options = ReduceOptions{}; break;
+    case Op::repeat: s.options = RepeatOptions{}; break;
+    case Op::einsum: s.options = EinsumOptions{}; break;
+    case Op::map: s.options = MapOptions{}; break;
+    case Op::normalize: s.options = NormalizeOptions{}; break;
+    case Op::get_at: s.options = GetAtOptions{}; break;
+    case Op::add_at: s.options = AddAtOptions{}; break;
+    case Op::cross_entropy: s.options = CrossEntropyOptions{}; break;
   }
-  throw Error("plan: unknown op");
+  return s;
 }
 
 std::string OpSpec::str() const {
-  std::string s = name(op);
-  if (op == Op::reduce) s += std::string(" ") + name(reduction);
-  if (op == Op::reduce && corrected(reduction)) s += " (correction " + std::to_string(correction) + ")";
-  if (op == Op::map) s += " " + std::visit([](auto f) { return std::string(name(f)); }, function);
-  if (op == Op::normalize) {
-    s += std::string(" ") + name(normalization);
-    if (takes_eps(normalization)) {
-      char text[40];
-      std::snprintf(text, sizeof text, " (eps %g)", eps);
-      s += text;
-    }
-  }
-  if ((op == Op::rearrange || op == Op::repeat) && copy != Copy::if_needed) s += std::string(" (copy ") + copy_name(copy) + ")";
-  if (op == Op::einsum && order != ContractionOrder::optimal)
-    s += order == ContractionOrder::greedy ? " (greedy order)" : " (left to right)";
-  if (op == Op::einsum && goal.objective != OrderObjective::flops) {
-    char alpha[32];
-    std::snprintf(alpha, sizeof alpha, "%g", goal.alpha);
-    s += goal.objective == OrderObjective::largest_intermediate ? std::string(" (order by largest intermediate)")
-                                                               : " (order by FLOPs + " + std::string(alpha) + " per byte)";
-  }
-  if (op == Op::einsum && goal.memory_limit) s += " (intermediates <= " + std::to_string(*goal.memory_limit) + " elements)";
+  std::string s = name(op());
+  std::visit(overloaded{
+                 [&](const EinsumOptions& o) {
+                   if (o.order != ContractionOrder::optimal)
+                     s += o.order == ContractionOrder::greedy ? " (greedy order)" : " (left to right)";
+                   if (o.goal.objective != OrderObjective::flops) {
+                     char alpha[32];
+                     std::snprintf(alpha, sizeof alpha, "%g", o.goal.alpha);
+                     s += o.goal.objective == OrderObjective::largest_intermediate
+                              ? std::string(" (order by largest intermediate)")
+                              : " (order by FLOPs + " + std::string(alpha) + " per byte)";
+                   }
+                   if (o.goal.memory_limit)
+                     s += " (intermediates <= " + std::to_string(*o.goal.memory_limit) + " elements)";
+                 },
+                 [&](const RearrangeOptions& o) {
+                   if (o.copy != Copy::if_needed) s += std::string(" (copy ") + copy_name(o.copy) + ")";
+                   if (o.output != 0) s += " (output " + std::to_string(o.output + 1) + ")";
+                 },
+                 [&](const ReduceOptions& o) {
+                   s += std::string(" ") + name(o.reduction);
+                   if (corrected(o.reduction)) s += " (correction " + std::to_string(o.correction) + ")";
+                 },
+                 [&](const RepeatOptions& o) {
+                   if (o.copy != Copy::if_needed) s += std::string(" (copy ") + copy_name(o.copy) + ")";
+                 },
+                 [&](const MapOptions& o) {
+                   s += " " + std::visit([](auto f) { return std::string(name(f)); }, o.function);
+                 },
+                 [&](const NormalizeOptions& o) {
+                   s += std::string(" ") + name(o.kind);
+                   if (takes_eps(o.kind)) {
+                     char text[40];
+                     std::snprintf(text, sizeof text, " (eps %g)", o.eps);
+                     s += text;
+                   }
+                 },
+                 [&](const GetAtOptions&) {},
+                 [&](const AddAtOptions&) {},
+                 [&](const CrossEntropyOptions& o) {
+                   if (o.ignore_index != -100) s += " (ignore_index " + std::to_string(o.ignore_index) + ")";
+                 },
+             },
+             options);
   return s;
 }
 
 void OpSpec::append_key(std::string& key) const {
-  append_pod(key, op);  // then only the fields this op reads
-  switch (op) {
-    case Op::einsum:
-      append_pod(key, order);
-      append_pod(key, goal.objective);
-      append_pod(key, goal.alpha);
-      append_pod(key, goal.memory_limit.value_or(-1));
-      break;
-    case Op::reduce:
-      append_pod(key, reduction);
-      if (corrected(reduction)) append_pod(key, correction);
-      break;
-    case Op::rearrange: case Op::repeat: append_pod(key, copy); break;
-    case Op::normalize:
-      append_pod(key, normalization);
-      append_pod(key, eps);
-      break;
-    case Op::map:
-      append_pod(key, static_cast<unsigned char>(function.index()));
-      std::visit([&](auto f) { append_pod(key, f); }, function);
-      break;
-  }
+  append_pod(key, static_cast<unsigned char>(options.index()));  // the op, then only its fields
+  std::visit(overloaded{
+                 [&](const EinsumOptions& o) {
+                   append_pod(key, o.order);
+                   append_pod(key, o.goal.objective);
+                   append_pod(key, o.goal.alpha);
+                   append_pod(key, o.goal.memory_limit.value_or(-1));
+                 },
+                 [&](const RearrangeOptions& o) {
+                   append_pod(key, o.copy);
+                   append_pod(key, o.output);
+                 },
+                 [&](const ReduceOptions& o) {
+                   append_pod(key, o.reduction);
+                   if (corrected(o.reduction)) append_pod(key, o.correction);
+                 },
+                 [&](const RepeatOptions& o) { append_pod(key, o.copy); },
+                 [&](const MapOptions& o) {
+                   append_pod(key, static_cast<unsigned char>(o.function.index()));
+                   std::visit([&](auto f) { append_pod(key, f); }, o.function);
+                 },
+                 [&](const NormalizeOptions& o) {
+                   append_pod(key, o.kind);
+                   append_pod(key, o.eps);
+                 },
+                 [&](const GetAtOptions&) {},
+                 [&](const AddAtOptions&) {},
+                 [&](const CrossEntropyOptions& o) { append_pod(key, o.ignore_index); },
+             },
+             options);
   for (const auto& [axis, length] : lengths) {
     key.append(axis);
     key.push_back('=');

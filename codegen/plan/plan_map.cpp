@@ -112,11 +112,14 @@ std::vector<Shape> operand_shapes(const ast::Pattern& pattern, const AxisLengths
       } else if (std::holds_alternative<ast::Ellipsis>(t)) {
         throw ShapeError("'...' needs tensors to know what it stands for; name every axis to cost from sizes");
       } else {
-        std::int64_t len = 1;
-        for (const ast::Atom& atom : std::get<ast::Group>(t).atoms) {
-          if (const auto* gn = std::get_if<ast::Named>(&atom)) len = checked_mul(len, size_of(gn->name));
-          else if (const auto* ga = std::get_if<ast::Anonymous>(&atom)) len = checked_mul(len, ga->length);
+        const auto& g = std::get<ast::Group>(t);
+        std::int64_t len = g.concat ? 0 : 1;  // a concatenation's parts add up, a composition's multiply
+        for (const ast::Atom& atom : g.atoms) {
+          std::int64_t part = 0;
+          if (const auto* gn = std::get_if<ast::Named>(&atom)) part = size_of(gn->name);
+          else if (const auto* ga = std::get_if<ast::Anonymous>(&atom)) part = ga->length;
           else throw ShapeError("'...' needs tensors to know what it stands for; name every axis to cost from sizes");
+          len = g.concat ? checked_add(len, part) : checked_mul(len, part);
         }
         s.push_back(len);
       }

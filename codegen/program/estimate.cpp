@@ -40,7 +40,7 @@ Part part_of(const ProgramPlan& plan, std::size_t s) {
   bool reads_param = false;
   for (int in : st.inputs) reads_param = reads_param || plan.tensor(in).role == TensorRole::param;
   if (!reads_param) return no_param;
-  return st.spec.op == Op::einsum ? contractions : other_reads;
+  return st.spec.op() == Op::einsum ? contractions : other_reads;
 }
 
 std::string notes(Part part, Count skipped) {
@@ -66,15 +66,15 @@ SixNP six_n_p(const ProgramPlan& plan, const BackwardPlan& backward, const Progr
   e.exact = cost.forward_flops + cost.backward_flops;
   const std::vector<Read> reads = param_reads(plan);
   bool any_einsum = false;
-  for (const Read& r : reads) any_einsum = any_einsum || plan.statements[r.statement].spec.op == Op::einsum;
+  for (const Read& r : reads) any_einsum = any_einsum || plan.statements[r.statement].spec.op() == Op::einsum;
   Count total_combinations, total_size;
   for (const Read& r : reads) {
-    if (any_einsum && plan.statements[r.statement].spec.op != Op::einsum) continue;
+    if (any_einsum && plan.statements[r.statement].spec.op() != Op::einsum) continue;
     total_combinations += r.combinations;
     total_size += r.size;
   }
   for (const Read& r : reads) {
-    if (any_einsum && plan.statements[r.statement].spec.op != Op::einsum) continue;
+    if (any_einsum && plan.statements[r.statement].spec.op() != Op::einsum) continue;
     e.n_exact = e.n_exact && r.combinations == r.size * Count::from_u128(total_combinations.raw() / total_size.raw());
   }
   e.n = total_size == Count{} ? 0.0 : total_combinations.to_double() / total_size.to_double();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/program.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "program/environment.hpp"
@@ -105,8 +106,16 @@ void ProgramPlanner::declare(const ast::TensorDecl& decl) {
 
 DType ProgramPlanner::statement_dtype(const ast::Statement& s, const std::vector<int>& inputs) const {
   const ProgramTensor& first = out_.tensor(inputs[0]);
+  const int index = op_row(s.op_name.name).index_operand;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const ProgramTensor& t = out_.tensor(inputs[i]);
+    if (static_cast<int>(i) == index) {
+      if (t.dtype != DType::i64 && t.dtype != DType::i32)
+        fail(s.inputs[i].source, "'" + t.name + "' is " + std::string(name(t.dtype)) + ": " + s.op_name.name +
+                                     "'s operand " + std::to_string(i + 1) +
+                                     " holds integer indices; declare it i64 or i32 ('input tokens: B S i64')");
+      continue;
+    }
     if (t.dtype != first.dtype)
       fail(s.inputs[i].source, "'" + t.name + "' is " + std::string(name(t.dtype)) + " but '" + first.name + "' is " +
                                    std::string(name(first.dtype)) + ": the tensors of a statement have one dtype");
@@ -115,16 +124,15 @@ DType ProgramPlanner::statement_dtype(const ast::Statement& s, const std::vector
 }
 
 OpSpec ProgramPlanner::spec_of(const ast::Statement& s) const {
-  OpSpec spec;
-  spec.op = s.op;
-  if (s.op == Op::reduce) spec.reduction = parse_reduction(s.function->text);
-  if (s.op == Op::normalize) {  // the op as written names the normalization; eps is torch's default
-    spec.normalization = parse_normalization(s.op_name.name);
-    spec.eps = default_eps(spec.normalization);
+  OpSpec spec = OpSpec::of(s.op);
+  if (auto* r = spec.get_if<ReduceOptions>()) r->reduction = parse_reduction(s.function->text);
+  if (auto* n = spec.get_if<NormalizeOptions>()) {  // the op as written names the normalization; eps is torch's default
+    n->kind = parse_normalization(s.op_name.name);
+    n->eps = default_eps(n->kind);
   }
-  if (s.op == Op::map)
-    spec.function = s.inputs.size() == 1 ? MapFunction(parse_unary_op(s.function->text))
-                                         : MapFunction(parse_binary_op(s.function->text));
+  if (auto* m = spec.get_if<MapOptions>())
+    m->function = s.inputs.size() == 1 ? MapFunction(parse_unary_op(s.function->text))
+                                       : MapFunction(parse_binary_op(s.function->text));
   for (const std::string& axis : program_detail::named_axes(s.pattern.pattern))
     spec.lengths.emplace_back(axis, env_.length(axis));
   return spec;
@@ -132,14 +140,16 @@ OpSpec ProgramPlanner::spec_of(const ast::Statement& s) const {
 
 // The planner's own rules (a reduction the dtype cannot do, ...) become the statement's fault.
 Plan ProgramPlanner::plan_statement(const ast::Statement& s, const OpSpec& spec, const std::vector<int>& inputs,
-                                    DType dtype) const {
+                                    DType /*dtype*/) const {
   std::vector<Layout> layouts;
+  std::vector<DType> dtypes;
   for (int id : inputs) {
     const Layout& l = out_.tensor(id).layout;
     layouts.push_back({l.shape, l.strides, 0});  // a kernel sees the view's first element
+    dtypes.push_back(out_.tensor(id).dtype);
   }
   try {
-    return plan(spec, &s.pattern.pattern, layouts, dtype);
+    return plan(spec, &s.pattern.pattern, layouts, std::span<const DType>(dtypes));
   } catch (const ProgramError&) {
     throw;
   } catch (const InternalError&) {
@@ -177,7 +187,7 @@ void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& s, D
       st.buffers.push_back(out_.tensor(st.inputs[static_cast<std::size_t>(b)]).buffer);
       continue;
     }
-    const std::int64_t bytes = checked_mul(pb.elements, static_cast<std::int64_t>(element_size(dtype)));
+    const std::int64_t bytes = checked_mul(pb.elements, static_cast<std::int64_t>(element_size(pb.dtype)));
     st.buffers.push_back(add_buffer({false, -1, index, bytes, -1, -1}));
   }
   const Value& v = p.output_value();
@@ -185,7 +195,7 @@ void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& s, D
   t.name = st.name;
   t.role = TensorRole::statement;
   t.statement = index;
-  t.dtype = dtype;
+  t.dtype = p.dtype_of(p.output);
   t.shape = v.layout.shape;
   for (const DimAxes& dim : v.dims) t.dims.push_back(to_string(dim, p.axes));
   t.buffer = st.buffers[static_cast<std::size_t>(v.buffer)];

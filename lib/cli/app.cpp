@@ -91,11 +91,22 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
   }
   if (args.op == "layer_norm" || args.op == "rms_norm")
     sub->add_option("--eps", args.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
+  if (args.op == "cross_entropy")
+    sub->add_option("--ignore-index", args.ignore_index, "A target of this value has loss 0 and gradient 0 (torch's)")
+        ->type_name("N")
+        ->capture_default_str();
+  const bool files_and_lengths = args.op == "rearrange" || args.op == "get_at" || args.op == "add_at" ||
+                                 args.op == "cross_entropy";
   if (args.op == "map") {
     positional(sub->add_option("FUNCTION", args.function, "gelu, exp, ... (one input); add, mul, ... (two)"))
         ->required()
         ->type_name("");
     positional(sub->add_option("ARGS", args.inputs, "IN.npy [IN2.npy] [NAME=LEN...]: the input files, then axis lengths"))
+        ->required()
+        ->type_name("");
+  } else if (files_and_lengths) {
+    positional(sub->add_option("ARGS", args.inputs, "IN.npy [IN2.npy...] [NAME=LEN...]: the input files (one per "
+                                                    "operand), then axis lengths"))
         ->required()
         ->type_name("");
   } else if (args.op == "einsum") {
@@ -105,9 +116,15 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
     positional(sub->add_option("LENGTHS", args.lengths, "NAME=LEN...: the axis lengths the pattern needs"))
         ->type_name("");
   }
-  sub->add_option("-o,--output", args.output, "The output .npy file (same dtype as the input)")
+  sub->add_option("-o,--output", args.outputs,
+                  args.op == "rearrange" ? "The output .npy file; a split writes one per output (-o q.npy -o k.npy)"
+                                         : "The output .npy file (same dtype as the input)")
       ->required()
-      ->type_name("OUT.npy");
+      ->type_name("OUT.npy")
+      ->type_size(1)
+      ->expected(1)
+      ->multi_option_policy(args.op == "rearrange" ? CLI::MultiOptionPolicy::TakeAll : CLI::MultiOptionPolicy::Throw)
+      ->allow_extra_args(false);  // one file per -o: what follows is a positional again
   sub->add_flag("--bf16-u2", args.bf16_u2, bf16_help);
   add_run_options(sub, args.run);
   sub->footer(footer);
@@ -115,7 +132,7 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
 }
 
 void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
-  positional(sub->add_option("OP", expr.op, std::string(expr_ops)))->required()->type_name("");
+  positional(sub->add_option("OP", expr.op, op_row_names()))->required()->type_name("");
   positional(sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted"))->required()->type_name("");
   positional(sub->add_option("ARGS", expr.rest, sizes_help))->type_name("");
   sub->add_option("--dtype", expr.dtype, "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool")
@@ -123,6 +140,8 @@ void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
       ->capture_default_str();
   sub->add_option("--correction", expr.correction, correction_help)->type_name("N")->check(CLI::NonNegativeNumber);
   sub->add_option("--eps", expr.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
+  sub->add_option("--ignore-index", expr.ignore_index, "cross_entropy: the target that is ignored (default -100)")
+      ->type_name("N");
 }
 
 void add_cost(Cli& cli) {
@@ -339,10 +358,14 @@ std::unique_ptr<Cli> make_cli() {
   cli->app.set_version_flag("--version", std::string("einexpr ") + version);
   cli->app.require_subcommand(1);
   add_op_command(*cli, cli->rearrange, "rearrange",
-                 "Rearrange IN.npy into OUT.npy: permute, split, merge, add or drop unit axes",
+                 "Rearrange IN.npy into OUT.npy: permute, split, merge, add or drop unit axes; concatenate "
+                 "several inputs along '(a + b)', or split one into several outputs",
                  "Examples:\n"
                  "  einexpr rearrange \"c h w -> c w h\" img.npy -o flipped.npy\n"
-                 "  einexpr rearrange \"b (heads hidden1) -> b heads hidden1\" x.npy -o y.npy heads=2");
+                 "  einexpr rearrange \"b (heads hidden1) -> b heads hidden1\" x.npy -o y.npy heads=2\n"
+                 "  einexpr rearrange \"b s1 d, b s2 d -> b (s1 + s2) d\" x.npy y.npy -o xy.npy\n"
+                 "  einexpr rearrange \"b s (q + k + v) -> b s q, b s k, b s v\" qkv.npy -o q.npy -o k.npy -o v.npy "
+                 "q=64 k=64");
   add_op_command(*cli, cli->reduce, "reduce", "Reduce IN.npy over the axes the output drops",
                  "Examples:\n"
                  "  einexpr reduce \"c (h h2) (w w2) -> c h w\" mean img.npy -o pooled.npy h2=20 w2=20\n"
@@ -364,6 +387,24 @@ std::unique_ptr<Cli> make_cli() {
                  "  einexpr einsum \"b d, d k -> b k\" x.npy w.npy -o y.npy\n"
                  "  einexpr einsum \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\" q.npy k.npy "
                  "-o scores.npy");
+  add_op_command(*cli, cli->get_at, "get_at",
+                 "Gather rows of TABLE.npy at the integer indices of IDX.npy (i64 or i32): an embedding lookup",
+                 "The table's indexed axis is in brackets (einx's notation). An index outside it is an error\n"
+                 "naming its position; nothing is written.\n"
+                 "Examples:\n"
+                 "  einexpr get_at \"[v] d, b s -> b s d\" wte.npy tokens.npy -o x.npy\n"
+                 "  einexpr get_at \"b [n] d, b k -> b k d\" x.npy idx.npy -o picked.npy");
+  add_op_command(*cli, cli->add_at, "add_at",
+                 "TABLE.npy plus UPDATES.npy added at the integer indices of IDX.npy (get_at's gradient)",
+                 "Repeated indices add up.\n"
+                 "Example:\n"
+                 "  einexpr add_at \"[v] d, b s, b s d -> [v] d\" wte.npy tokens.npy dx.npy -o wte2.npy");
+  add_op_command(*cli, cli->cross_entropy, "cross_entropy",
+                 "The cross-entropy of LOGITS.npy against integer TARGETS.npy at every position (fused)",
+                 "lse(logits) - logits[target] along the bracketed classes, torch's F.cross_entropy with\n"
+                 "reduction='none'; --ignore-index's target gives 0.\n"
+                 "Example:\n"
+                 "  einexpr cross_entropy \"b s [v], b s -> b s\" logits.npy targets.npy -o loss.npy");
   add_cost(*cli);
   add_explain(*cli);
   add_check(*cli);

@@ -21,7 +21,8 @@ struct Command {
 /// The parsed command line; the CLI11 options write into the argument structs.
 struct Cli {
   CLI::App app;
-  OpArgs rearrange, reduce, repeat, einsum, map, softmax, log_softmax, layer_norm, rms_norm;
+  OpArgs rearrange, reduce, repeat, einsum, map, softmax, log_softmax, layer_norm, rms_norm, get_at, add_at,
+      cross_entropy;
   CostArgs cost;
   ExprArgs explain;
   CheckArgs check;

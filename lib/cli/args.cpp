@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 
 namespace einexpr::cli {
@@ -36,10 +37,7 @@ std::pair<std::string, std::int64_t> parse_length(const std::string& arg) {
   return {name, value};
 }
 
-bool is_expr_op(std::string_view op) {
-  return op == "einsum" || op == "rearrange" || op == "reduce" || op == "repeat" || op == "map" ||
-         is_normalization(op);
-}
+bool is_expr_op(std::string_view op) { return find_op_row(op) != nullptr; }
 
 /// NAME=LEN: an identifier, '=', digits (what split_map_args takes for a length).
 bool looks_like_length(const std::string& arg) {
@@ -71,7 +69,8 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 bool is_normalization(std::string_view op) {
-  return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm";
+  const OpRow* row = find_op_row(op);
+  return row != nullptr && row->op == Op::normalize;
 }
 
 double eps_or_default(Normalization kind, double eps) {
@@ -91,8 +90,8 @@ AxisLengths parse_lengths(const std::vector<std::string>& args) {
 }
 
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
-                         std::int64_t correction, double eps) {
-  if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected " + std::string(expr_ops) + ")");
+                         std::int64_t correction, double eps, std::int64_t ignore_index) {
+  if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected one of " + op_row_names() + ")");
   ExprSpec e;
   e.op = op;
   e.pattern = pattern;
@@ -118,22 +117,23 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
     if (op != "layer_norm" && op != "rms_norm") throw UsageError("--eps applies to layer_norm and rms_norm only");
     e.eps = eps;
   }
+  if (ignore_index != -100) {
+    if (op != "cross_entropy") throw UsageError("--ignore-index applies to cross_entropy only");
+    e.ignore_index = ignore_index;
+  }
   e.sizes = parse_lengths(lengths);
   return e;
 }
 
 OpSpec ExprSpec::op_spec() const {
-  OpSpec spec;
-  for (Op o : {Op::einsum, Op::rearrange, Op::reduce, Op::repeat, Op::map})
-    if (op == name(o)) spec.op = o;
-  spec.reduction = reduction;
-  spec.correction = correction;
-  if (spec.op == Op::map) spec.function = parse_map_function(function, parse(pattern).operands.size());
-  if (is_normalization(op)) {
-    spec.op = Op::normalize;
-    spec.normalization = parse_normalization(op);
-    spec.eps = eps_or_default(spec.normalization, eps);
+  OpSpec spec = OpSpec::of(op_row(op).op);
+  if (auto* r = spec.get_if<ReduceOptions>()) *r = {reduction, correction};
+  if (auto* m = spec.get_if<MapOptions>()) m->function = parse_map_function(function, parse(pattern).operands.size());
+  if (auto* n = spec.get_if<NormalizeOptions>()) {
+    n->kind = parse_normalization(op);
+    n->eps = eps_or_default(n->kind, eps);
   }
+  if (auto* c = spec.get_if<CrossEntropyOptions>()) c->ignore_index = ignore_index;
   return spec;
 }
 
@@ -146,6 +146,16 @@ MapArgs split_map_args(const std::vector<std::string>& args) {
                      std::to_string(m.files.size()));
   m.lengths = parse_lengths(lengths);
   return m;
+}
+
+FileArgs split_file_args(const std::vector<std::string>& args, std::size_t files) {
+  FileArgs f;
+  if (args.size() < files)
+    throw UsageError("the pattern has " + std::to_string(files) + " operands: give " + std::to_string(files) +
+                     " input files, not " + std::to_string(args.size()));
+  f.files.assign(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(files));
+  f.lengths = parse_lengths(std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(files), args.end()));
+  return f;
 }
 
 ExprSpec parse_expr_text(const std::string& text) {

@@ -34,6 +34,7 @@ struct ExprSpec {
   std::int64_t correction = 1;  // reduce var / std
   std::string function;         // map: a unary function (one operand) or a binary one (two)
   double eps = -1;              // layer_norm / rms_norm (-1: the default)
+  std::int64_t ignore_index = -100;  // cross_entropy
   AxisLengths sizes;
 
   /// What the planner takes (without lengths: plan_from_sizes picks the ones the pattern uses).
@@ -46,7 +47,7 @@ struct ExprSpec {
 /// defaults to sum; map needs a FUNCTION there. `correction` (-1: not given) is allowed
 /// only for reduce var and std.
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
-                         std::int64_t correction = -1, double eps = -1);
+                         std::int64_t correction = -1, double eps = -1, std::int64_t ignore_index = -100);
 
 /// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN", "reduce|PATTERN|REDUCTION|NAME=LEN,..." or
 /// "map|PATTERN|FUNCTION|NAME=LEN,...".
@@ -59,6 +60,13 @@ struct MapArgs {
   AxisLengths lengths;
 };
 MapArgs split_map_args(const std::vector<std::string>& args);
+/// rearrange's and the indexed ops' IN.npy... [NAME=LEN...] arguments: the first `files` (one
+/// per pattern operand) are files, the rest lengths (UsageError for a malformed one).
+struct FileArgs {
+  std::vector<std::string> files;
+  AxisLengths lengths;
+};
+FileArgs split_file_args(const std::vector<std::string>& args, std::size_t files);
 
 /// dtype_from_name, which lists the valid names when it throws DTypeError.
 DType parse_dtype(const std::string& text);
@@ -76,9 +84,6 @@ void check_output_path(const std::string& path);
 /// malformed.
 ast::Program read_program_file(const std::string& path);
 
-/// The ops cost, explain, bench and roofline know, as messages list them.
-inline constexpr std::string_view expr_ops =
-    "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm or rms_norm";
 /// softmax, log_softmax, layer_norm, rms_norm: the ops that take a bracketed pattern.
 bool is_normalization(std::string_view op);
 /// --eps when given (>= 0), else the normalization's default (layer_norm 1e-5, rms_norm 1e-6).

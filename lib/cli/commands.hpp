@@ -29,10 +29,12 @@ struct OpArgs {
   std::int64_t correction = -1;      // reduce var / std: --correction (-1: not given, 1)
   std::string function;              // map only
   double eps = -1;                   // layer_norm / rms_norm: --eps (-1: not given, the default)
-  std::string input;                 // rearrange / reduce / repeat: the input .npy path
-  std::vector<std::string> inputs;   // einsum: one .npy path per operand; map: IN.npy [IN2.npy] [NAME=LEN...]
+  std::string input;                 // reduce / repeat / normalizations: the input .npy path
+  std::vector<std::string> inputs;   // einsum: one .npy path per operand; map, rearrange and the
+                                     // indexed ops: IN.npy [IN2.npy...] [NAME=LEN...]
   std::vector<std::string> lengths;  // NAME=LEN
-  std::string output;                // .npy path, written only when everything succeeded
+  std::vector<std::string> outputs;  // .npy paths (several: a split), written only when everything succeeded
+  std::int64_t ignore_index = -100;  // cross_entropy: --ignore-index
   bool bf16_u2 = false;              // read and write bf16 as '<u2'
   RunOptions run;
 };
@@ -46,6 +48,7 @@ struct ExprArgs {
   std::string dtype = "f32";
   std::int64_t correction = -1;   // reduce var / std: --correction (-1: not given, 1)
   double eps = -1;                // layer_norm / rms_norm: --eps (-1: not given, the default)
+  std::int64_t ignore_index = -100;  // cross_entropy: --ignore-index
 };
 
 struct CostArgs {

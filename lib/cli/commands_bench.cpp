@@ -26,20 +26,49 @@ Copy parse_copy(const std::string& text, const std::string& op) {
 /// then say the rest) and the --copy policy.
 Compiled compile(const ExprSpec& e, const Plan& plan, Copy copy) {
   OpSpec spec = e.op_spec();
-  spec.copy = copy;
-  if (spec.op != Op::einsum)
+  if (auto* r = spec.get_if<RearrangeOptions>()) r->copy = copy;
+  if (auto* r = spec.get_if<RepeatOptions>()) r->copy = copy;
+  if (spec.op() != Op::einsum)
     for (const auto& [axis, length] : e.sizes)
       if (plan.axes.find(axis) >= 0) spec.lengths.emplace_back(axis, length);
   return Compiled(std::move(spec), e.pattern);
 }
 
-/// Random inputs of the shapes the plan from sizes gives, on `device`.
+/// The length of the axis a plan's integer indices select along (get_at, add_at,
+/// cross_entropy), or 0.
+std::int64_t index_bound(const Plan& plan) {
+  for (const Step& s : plan.steps) {
+    if (const auto* g = std::get_if<GatherStep>(&s)) return g->length;
+    if (const auto* a = std::get_if<ScatterAddStep>(&s)) return a->length;
+    if (const auto* c = std::get_if<CrossEntropyStep>(&s))
+      return plan.value(c->srcs[0]).layout.shape.at(static_cast<std::size_t>(c->axis));
+  }
+  return 0;
+}
+
+/// Random inputs of the shapes the plan from sizes gives, on `device`: normal data, and
+/// indices uniform over their axis.
 std::vector<Tensor> random_inputs(const Plan& plan, Device device, std::uint64_t seed) {
   std::vector<Tensor> inputs;
-  for (int i = 0; i < plan.num_inputs; ++i)
-    inputs.push_back(Tensor::randn(plan.values.at(static_cast<std::size_t>(i)).layout.shape, plan.dtype,
-                                   seed + static_cast<std::uint64_t>(i))
-                         .to(device));
+  for (int i = 0; i < plan.num_inputs; ++i) {
+    const Shape& shape = plan.values.at(static_cast<std::size_t>(i)).layout.shape;
+    const DType dtype = plan.dtype_of(i);
+    if (dtype == DType::i64 || dtype == DType::i32) {
+      const std::int64_t bound = std::max<std::int64_t>(1, index_bound(plan));
+      std::vector<std::int64_t> v(static_cast<std::size_t>(checked_numel(shape)));
+      std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i) + 1;
+      for (auto& e : v) {  // splitmix64
+        x += 0x9E3779B97F4A7C15ull;
+        std::uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        e = static_cast<std::int64_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(bound));
+      }
+      inputs.push_back(Tensor::from_vector(v, shape).to(dtype).to(device));
+      continue;
+    }
+    inputs.push_back(Tensor::randn(shape, dtype, seed + static_cast<std::uint64_t>(i)).to(device));
+  }
   return inputs;
 }
 
@@ -113,7 +142,7 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 
 int bench_command(const BenchArgs& args) {
   const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
-                                     args.expr.eps);
+                                     args.expr.eps, args.expr.ignore_index);
   const Copy copy = parse_copy(args.copy, e.op);
   const DType dtype = parse_dtype(args.expr.dtype);
   const Device device = parse_run_device(args.run.device);

@@ -5,6 +5,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "output.hpp"
 #include "report.hpp"
@@ -77,17 +78,13 @@ void print_backward_table(const CostReport& r) {
             << num(both.to_double() / r.cost.flops.to_double(), 3) << " x forward)\n";
 }
 
-Op parse_op(const std::string& text) {
-  for (Op op : {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map})
-    if (text == name(op)) return op;
-  throw Error("unknown op '" + text + "' (expected rearrange, reduce, repeat, einsum or map)");
-}
 
 }  // namespace
 
 int cost_command(const CostArgs& args) {
   const ExprSpec expr =
-      parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction, args.expr.eps);
+      parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction, args.expr.eps,
+                      args.expr.ignore_index);
   const DType dtype = parse_dtype(args.expr.dtype);
   const CostReport r = make_report(expr, dtype, find_device(args.device));
   if (args.json) {
@@ -100,25 +97,35 @@ int cost_command(const CostArgs& args) {
 }
 
 int explain_command(const ExprArgs& args) {
-  const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps);
+  const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps, args.ignore_index);
   write_explain(std::cout, expr, parse_dtype(args.dtype));
   return 0;
 }
 
 int check_command(const CheckArgs& args) {
-  const ast::Pattern pattern = parse(args.pattern);
   const bool inferred = args.op.empty();
-  const Op op = inferred ? (pattern.operands.size() == 1 ? Op::rearrange : Op::einsum) : parse_op(args.op);
+  Op op = Op::rearrange;
+  if (inferred) {
+    const ast::Pattern p = parse(args.pattern);
+    bool joins = false;  // "(a + b)" in the output: a concatenation, which is rearrange's
+    for (const ast::Term& t : p.output.terms)
+      if (const auto* g = std::get_if<ast::Group>(&t)) joins = joins || g->concat;
+    op = p.operands.size() == 1 || joins ? Op::rearrange : Op::einsum;
+  } else {
+    const OpRow* row = find_op_row(args.op);
+    if (row == nullptr) throw Error("unknown op '" + args.op + "' (expected one of " + op_row_names() + ")");
+    op = row->op;
+  }
   try {
-    check(pattern, op);
+    (void)parse_pattern(op, args.pattern);
   } catch (Error& e) {
     if (inferred)
       e.add_context(std::string("checked as ") + name(op) + " (the default for " +
                     (op == Op::rearrange ? "one operand" : "several operands") +
-                    "); --op reduce, repeat, einsum or map checks for another op");
+                    "); --op reduce, repeat, einsum, map, get_at, ... checks for another op");
     throw;
   }
-  std::cout << "ok (" << name(op) << ")\n";
+  std::cout << "ok (" << (inferred ? std::string(name(op)) : args.op) << ")\n";
   return 0;
 }
 

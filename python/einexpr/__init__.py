@@ -18,14 +18,14 @@ import sys as _sys
 
 import numpy as _np
 
-from ._einexpr import (AllocationError, ArgumentError, DeviceError, DTypeError, Error, InternalError,
+from ._einexpr import (AllocationError, ArgumentError, DeviceError, DTypeError, Error, IndexError, InternalError,
                        PatternError, ShapeError, Tensor, __version__, has_cuda)
 from . import _einexpr as _core
 
 __all__ = ["einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax", "layer_norm", "rms_norm",
-           "pack", "unpack", "parse_shape", "cost", "explain",
-           "Tensor", "Error", "PatternError", "ShapeError", "DTypeError", "DeviceError", "AllocationError",
-           "InternalError", "ArgumentError", "__version__", "has_cuda"]
+           "get_at", "add_at", "cross_entropy", "pack", "unpack", "parse_shape", "cost", "explain", "ops",
+           "Tensor", "Error", "PatternError", "ShapeError", "DTypeError", "DeviceError", "IndexError",
+           "AllocationError", "InternalError", "ArgumentError", "__version__", "has_cuda"]
 
 
 # ---- inputs ---------------------------------------------------------------------------
@@ -83,9 +83,20 @@ def _tensor(x, what):
                         "torch tensors and objects with __dlpack__")
 
 
+def _is_number(x):
+    return isinstance(x, (int, float, _np.integer, _np.floating)) and not isinstance(x, (bool, _np.bool_))
+
+
 def _tensors(xs, what):
-    pairs = [_tensor(x, f"{what} {i + 1}") for i, x in enumerate(xs)]
-    return [t for t, _ in pairs], (pairs[0][1] if pairs else "numpy")
+    """The operands as einexpr tensors; a Python or numpy number is a 0-d operand of the first
+    tensor operand's dtype (einexpr.map(x, 0.125, "b s, -> b s", "mul"))."""
+    pairs = [None if _is_number(x) else _tensor(x, f"{what} {i + 1}") for i, x in enumerate(xs)]
+    tensors = [p for p in pairs if p is not None]
+    if not tensors:
+        raise ArgumentError(f"every {what} is a number: give at least one array or tensor")
+    like, kind = tensors[0]
+    ts = [_core.scalar_like(float(x), like) if p is None else p[0] for x, p in zip(xs, pairs)]
+    return ts, kind
 
 
 # ---- outputs --------------------------------------------------------------------------
@@ -140,10 +151,25 @@ def einsum(*tensors_and_pattern, **lengths):
     return _result(_core.einsum(ts, _pattern(pattern), _lengths(lengths)), kind)
 
 
+def _outputs(pattern):
+    """How many outputs a pattern names: several after "->" split a concatenation."""
+    return pattern.split("->", 1)[1].count(",") + 1 if "->" in pattern else 1
+
+
 def rearrange(x, pattern, **lengths):
-    """rearrange(x, "b s (h d) -> b h s d", h=8): a view of x wherever its strides allow."""
+    """rearrange(x, "b s (h d) -> b h s d", h=8): a view of x wherever its strides allow.
+
+    rearrange([x, y], "b s1 d, b s2 d -> b (s1 + s2) d") concatenates (einx's '+'), one copy
+    per input; rearrange(qkv, "b s (q + k + v) -> b s q, b s k, b s v", q=64, k=64) splits into
+    a tuple (views where the strides allow; the lengths of all parts but one given)."""
+    pattern = _pattern(pattern)
+    if isinstance(x, (list, tuple)) and "," in pattern.split("->", 1)[0]:
+        ts, kind = _tensors(list(x), "input")
+        return _result(_core.concatenate(ts, pattern, _lengths(lengths)), kind)
     t, kind = _tensor(x, "the input")
-    return _result(_core.rearrange(t, _pattern(pattern), _lengths(lengths)), kind)
+    if _outputs(pattern) > 1:
+        return tuple(_result(u, kind) for u in _core.split(t, pattern, _lengths(lengths)))
+    return _result(_core.rearrange(t, pattern, _lengths(lengths)), kind)
 
 
 def reduce(x, pattern, reduction, *, correction=1, **lengths):
@@ -179,6 +205,8 @@ def map(x, *args, **lengths):  # noqa: A001 (einexpr.map, as in C++)
     if len(args) == 3 and not lengths:
         (t, u), kind = _tensors([x, args[0]], "operand")
         return _result(_core.map_binary(t, u, _pattern(args[1]), _pattern(args[2], "function")), kind)
+    if len(args) == 1 and _is_number(x):
+        raise ArgumentError("map(x, function): x is a number; give an array or tensor")
     raise ArgumentError("map(x, function), map(x, pattern, function, **lengths) or map(x, y, pattern, function)")
 
 
@@ -210,6 +238,36 @@ def rms_norm(x, pattern, eps=1e-6, **lengths):
     return _normalize(x, pattern, "rms_norm", eps, lengths)
 
 
+def get_at(table, indices, pattern, **lengths):
+    """get_at(wte, tokens, "[v] d, b s -> b s d"): the table's rows at integer indices (int64 or
+    int32), einx's notation with the indexed axis in brackets; an embedding lookup. An index
+    outside the axis raises einexpr.IndexError (also a Python IndexError)."""
+    (t, i), kind = _tensors([table, indices], "operand")
+    return _result(_core.get_at(t, i, _pattern(pattern), _lengths(lengths)), kind)
+
+
+def add_at(table, indices, updates, pattern, **lengths):
+    """add_at(table, idx, updates, "[v] d, b s, b s d -> [v] d"): a new table with each update
+    added at its index (repeated indices add up); get_at's gradient."""
+    (t, i, u), kind = _tensors([table, indices, updates], "operand")
+    return _result(_core.add_at(t, i, u, _pattern(pattern), _lengths(lengths)), kind)
+
+
+def cross_entropy(logits, targets, pattern, *, ignore_index=-100, **lengths):
+    """cross_entropy(logits, targets, "b s [v], b s -> b s"): the loss at every position, as
+    torch's F.cross_entropy(reduction='none'), fused (no log-probabilities materialized); a
+    target equal to ignore_index gives 0."""
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, _np.integer)):
+        raise ArgumentError(f"ignore_index must be an int, not {ignore_index!r}")
+    (x, t), kind = _tensors([logits, targets], "operand")
+    return _result(_core.cross_entropy(x, t, _pattern(pattern), int(ignore_index), _lengths(lengths)), kind)
+
+
+def ops():
+    """The names of einexpr's ops, as cost() and explain() take them."""
+    return list(_core.op_names())
+
+
 def pack(tensors, pattern):
     """pack([x, y], "b * h") -> (packed, shapes): einops.pack; give shapes to unpack."""
     ts, kind = _tensors(list(tensors), "tensor")
@@ -230,7 +288,7 @@ def parse_shape(x, pattern):
     return dict(_core.parse_shape(t, _pattern(pattern)))
 
 
-def cost(op, pattern, reduction=None, *, dtype="f32", device="h100", backward=False, **sizes):
+def cost(op, pattern, reduction=None, *, dtype="f32", device="h100", backward=False, ignore_index=-100, **sizes):
     """What an expression costs, from axis sizes alone: the object `einexpr cost --json` prints.
 
     cost("einsum", "b d, d k -> b k", b=16384, d=32768, k=8192, dtype="bf16")["flops"]
@@ -242,7 +300,8 @@ def cost(op, pattern, reduction=None, *, dtype="f32", device="h100", backward=Fa
     None beside backward_error or roofline_error.
     """
     text = _core.cost_json(_pattern(op, "op"), _pattern(pattern), _pattern(reduction or "", "reduction"),
-                           _lengths(sizes), _pattern(dtype, "dtype"), _pattern(device, "device"), bool(backward))
+                           _lengths(sizes), _pattern(dtype, "dtype"), _pattern(device, "device"), bool(backward),
+                           int(ignore_index))
     return _json.loads(text)
 
 

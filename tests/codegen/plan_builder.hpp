@@ -42,13 +42,13 @@ class PlanBuilder {
   int input(const Tensor& t) {
     if (plan_.buffers.size() != static_cast<std::size_t>(plan_.num_inputs))
       throw Error("PlanBuilder: inputs must come before temporaries");
-    plan_.buffers.push_back(PlanBuffer{plan_.num_inputs, 0});
+    plan_.buffers.push_back(PlanBuffer{plan_.num_inputs, 0, plan_.dtype});
     ++plan_.num_inputs;
     return add_value(plan_.num_inputs - 1, Layout{t.shape(), t.strides(), 0});
   }
   /// A value in a new temporary buffer, sized to reach every element of `layout` (+ slack).
   int temp(const Layout& layout) {
-    plan_.buffers.push_back(PlanBuffer{-1, layout.extent() + 3});
+    plan_.buffers.push_back(PlanBuffer{-1, layout.extent() + 3, plan_.dtype});
     return add_value(static_cast<int>(plan_.buffers.size()) - 1, layout);
   }
   int view(int src, const Layout& layout) {

@@ -25,7 +25,7 @@ ast::Pattern checked(const char* text, Op op) {
 Plan planned(OpSpec spec, const char* pattern, std::vector<Shape> shapes, DType dtype = DType::f32) {
   std::vector<Layout> layouts;
   for (Shape& s : shapes) layouts.push_back(Layout::contiguous(std::move(s)));
-  const ast::Pattern p = checked(pattern, spec.op);
+  const ast::Pattern p = checked(pattern, spec.op());
   return plan(spec, &p, layouts, dtype);
 }
 

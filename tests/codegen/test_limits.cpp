@@ -58,6 +58,7 @@ TEST_CASE("lower_cpu refuses a hand-made plan whose temporary bytes overflow", "
   const ast::Pattern p = checked("a b -> a b c", Op::repeat);
   Plan plan = plan_repeat(p, Layout::contiguous({2, 3}), DType::boolean, {{"c", p60}}, Copy::always);
   plan.dtype = DType::f64;  // the same elements, now 8 bytes each
+  for (PlanBuffer& b : plan.buffers) b.dtype = DType::f64;
   CHECK_THROWS_MATCHES(lower_cpu(plan), ShapeError, MessageHas({"size overflows 64 bits: 6917529027641081856 * 8"}));
 }
 

@@ -40,8 +40,7 @@ Plan plan_of(const Problem& p, ContractionOrder order = ContractionOrder::optima
     for (int a : o) s.push_back(p.lengths[static_cast<std::size_t>(a)]);
     in.push_back(Layout::contiguous(s));
   }
-  OpSpec spec = OpSpec::einsum({}, goal);
-  spec.order = order;
+  OpSpec spec = OpSpec::einsum({}, goal, order);
   return plan(spec, &pattern, in, DType::f32);
 }
 

@@ -25,6 +25,7 @@ inline void strip(ast::Pattern& p) {
   strip(p.arrow);
   for (ast::Operand& o : p.operands) strip(o);
   strip(p.output);
+  for (ast::Operand& o : p.more_outputs) strip(o);
   for (ast::Span& b : p.brackets) strip(b);  // which dims they hold is in the canonical text
 }
 

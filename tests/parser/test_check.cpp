@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/runtime/error.hpp"
 
@@ -44,6 +45,30 @@ const std::vector<Row> rows = {
     {"b (a b) -> a b", Op::rearrange, 5, "axis 'b' appears twice on the left side"},
     {"... (a ...) -> a ...", Op::rearrange, 7, "only one ellipsis '...' is allowed per operand"},
     {"a, b -> a b", Op::rearrange, 3, "rearrange takes one operand, not 2"},
+    // ---- concatenation and split (rearrange with "(a + b)") ----
+    {"b s1 d, b s2 d -> b (s1 + s2) d", Op::rearrange, ok},
+    {"b d s1, b s2 d -> b (s1 + s2) d", Op::rearrange, ok},
+    {"s1 h k, s2 h k -> (s1 + s2) (h k)", Op::rearrange, ok},
+    {"... s, ... t -> ... (s + t)", Op::rearrange, ok},
+    {"b s (q + k + v) -> b s q, b s k, b s v", Op::rearrange, ok},
+    {"(a + b) c -> c a, b c", Op::rearrange, ok},
+    {"a -> (a + b)", Op::rearrange, 5, "has 2 parts but 1 input is given"},
+    {"a (b + c) -> a b", Op::rearrange, 2, "'(b + c)' has 2 parts but 1 output is given"},
+    {"a b, a c -> a (b + c + d)", Op::rearrange, 14, "has 3 parts but 2 inputs are given"},
+    {"a b, a c -> a (b + c), a", Op::rearrange, 21, "several outputs split a concatenation"},
+    {"a b, a c -> a (b + b)", Op::rearrange, 19, "part 'b' appears twice"},
+    {"a b, a c -> a (b + 2)", Op::rearrange, 19, "a part of '(a + b)' is a named axis"},
+    {"a b, c -> a (b + c)", Op::rearrange, 5, "input 2 lacks axis 'a'"},
+    {"a b, a c d -> a (b + c)", Op::rearrange, 9, "axis 'd' of input 2 is not in 'a (b + c)'"},
+    {"a b, a c -> (a + b) (b + c)", Op::rearrange, 20, "a second '(a + b)'"},
+    {"b a, c a -> b (b + c)", Op::rearrange, 12, "is a part of '(a + b)' and a dim of its own"},
+    {"a b, a b -> a (b + c)", Op::rearrange, 7, "axis 'b' of input 2 is not in 'a (b + c)' (input 2 holds part 'c')"},
+    {"a (b + c) -> a b", Op::einsum, 2, "'(a + b)' concatenates, which only rearrange does"},
+    {"a (b + c) -> a b", Op::reduce, 2, "it means nothing in reduce"},
+    {"a b, a c -> a (b + c)", Op::map, 14, "it means nothing in map"},
+    {"a, b -> c, d", Op::einsum, 9, "',' in the output: the right side of '->' is a single operand"},
+    {"a -> b c, d", Op::reduce, 8, "',' in the output"},
+    {"a b -> a, b", Op::rearrange, 8, "several outputs split a concatenation of the input"},
     {"_b -> _b", Op::rearrange, 0, "axis name should not start or end with underscore: '_b'"},
     {"b_ -> b_", Op::rearrange, 0, "should not start or end with underscore: 'b_'"},
     {"b -> b_", Op::rearrange, 5, "should not start or end with underscore: 'b_'"},
@@ -139,6 +164,54 @@ TEST_CASE("check: the rules of each op", "[check]") {
       CHECK(e.position() == row.position);
       CHECK_THAT(e.reason(), Catch::Contains(row.message));
       CHECK(e.pattern() == row.pattern);
+    }
+  }
+}
+
+TEST_CASE("check: indexed patterns (get_at, add_at, cross_entropy)", "[check]") {
+  struct Indexed {
+    const char* pattern;
+    Op op;
+    std::size_t position;
+    const char* message;
+  };
+  for (const Indexed& row : std::vector<Indexed>{
+           {"[v] d, b s -> b s d", Op::get_at, ok, ""},
+           {"b [n] d, b k -> b k d", Op::get_at, ok, ""},
+           {"... [v] d, ... -> ... d", Op::get_at, ok, ""},
+           {"[v] d, b s -> b (s d)", Op::get_at, ok, ""},
+           {"[v] d, b s, b s d -> [v] d", Op::add_at, ok, ""},
+           {"b s [v], b s -> b s", Op::cross_entropy, ok, ""},
+           {"b s [v], b s -> s b", Op::cross_entropy, ok, ""},
+           {"[v] d -> d", Op::get_at, 6, "get_at takes 2 operands, not 1"},
+           {"[v] d, b s -> b s d", Op::add_at, 11, "add_at takes 3 operands, not 2"},
+           {"[v] [d], b -> b", Op::get_at, 4, "brackets exactly one axis, in its first operand"},
+           {"v d, [b] -> b d", Op::get_at, 5, "brackets exactly one axis, in its first operand"},
+           {"[v] d, b s, b s d -> v d", Op::add_at, 0, "the same in its output"},
+           {"[v] d, b s, b s d -> [w] d", Op::add_at, 22, "add_at's output is its first operand"},
+           {"[(v w)] d, b -> b d", Op::get_at, 1, "one named axis, not a composition"},
+           {"[v] d, b v -> b d", Op::get_at, 9, "is the indexed axis: the indices select along it"},
+           {"[v] d, b -> b v d", Op::get_at, 14, "get_at replaces it by the indices' axes"},
+           {"[v] d, b -> b", Op::get_at, 12, "in the output lacks axis 'd'"},
+           {"[v] d, b -> b d e", Op::get_at, 16, "axis 'e' in the output"},
+           {"[v] d, b s, b d -> [v] d", Op::add_at, 12, "in input 3 lacks axis 's'"},
+           {"b s [v], b -> b s", Op::cross_entropy, 9, "in input 2 lacks axis 's'"},
+           {"b s [v], b s -> b", Op::cross_entropy, 16, "in the output lacks axis 's'"},
+           {"[v] d, b b -> b b d", Op::get_at, 9, "axis 'b' appears twice in input 2"},
+           {"[v] (d + e), b -> b d", Op::get_at, 4, "'(a + b)' concatenates"},
+           {"[v] _d, b -> b _d", Op::get_at, 4, "underscore"},
+       }) {
+    CAPTURE(row.pattern, einexpr::name(row.op));
+    if (row.position == ok) {
+      CHECK_NOTHROW(einexpr::parse_pattern(row.op, row.pattern));
+      continue;
+    }
+    try {
+      einexpr::parse_pattern(row.op, row.pattern);
+      FAIL("accepted");
+    } catch (const einexpr::PatternError& e) {
+      CHECK(e.position() == row.position);
+      CHECK_THAT(e.reason(), Catch::Contains(row.message));
     }
   }
 }

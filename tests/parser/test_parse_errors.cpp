@@ -24,8 +24,6 @@ const std::vector<Invalid> invalid_rows = {
     {"a -> b -> c", 7, "a second '->': a pattern has exactly one '->'"},
     {"a -> b -> ", 7, "a second '->'"},
     {"a ->-> b", 4, "a second '->'"},
-    {"a, b -> c, d", 9, "',' in the output"},
-    {"a -> b c, d", 8, "',' in the output: the right side of '->' is a single operand"},
     {"a, ", 3, "missing '->'"},  // an empty operand (0-d) parses; the arrow is missing
     // parentheses
     {"b (h d -> b h d", 2, "unbalanced parenthesis: '(' is never closed"},

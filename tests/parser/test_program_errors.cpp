@@ -72,7 +72,8 @@ const std::vector<Row> rows = {
     {P + "h = repeat(x, \"B D -> B D c\", 3)", 3, 31, "a number is not an argument: an axis length is given as axis=length",
      "h = repeat(x, \"B D -> B D c\", 3)"},
     {P + "h = gelu(x, \"B D -> B D\")", 3, 5,
-     "unknown op 'gelu': the ops are einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, rms_norm",
+     "unknown op 'gelu': the ops are einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, "
+     "rms_norm, get_at, add_at, cross_entropy",
      "h = gelu(x, \"B D -> B D\")"},
     {P + "h = map(\"B D -> B D\", x, \"exp\")", 3, 23,
      "tensor argument 'x' after the pattern: the tensors come first, 'op(x, y, \"pattern\")'", "h = map(\"B D -> B D\", x, \"exp\")"},
@@ -103,7 +104,7 @@ const std::vector<Row> rows = {
      "input y: B Q", 4, 6, "defined here", "axes Q=2"},
     {P + "h = map(h, \"B D -> B D\", \"exp\")", 3, 9, "tensor 'h' is used in its own definition", "h = map(h, \"B D -> B D\", \"exp\")"},
     // ---- tensors, pattern and function of a call
-    {P + "h = rearrange(x, x, \"B D -> B D\")", 3, 18, "rearrange takes 1 tensor before its pattern, not 2",
+    {P + "h = rearrange(x, x, \"B D -> B D\")", 3, 18, "the pattern has 1 operand but 2 tensors are given",
      "h = rearrange(x, x, \"B D -> B D\")"},
     {P + "h = einsum(\"B D -> B D\")", 3, 12, "einsum takes 1 to 64 tensors before its pattern, not 0", "h = einsum(\"B D -> B D\")"},
     {P + "h = map(x, x, x, \"B D, B D, B D -> B D\", \"add\")", 3, 15, "map takes 1 or 2 tensors before its pattern, not 3",

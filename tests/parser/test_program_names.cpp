@@ -1,6 +1,6 @@
 // The model language's op table and function names against the rest of einexpr: the
 // parser may not include codegen, so it keeps its own lists of reduction and function names
-// (parser/program_ops.cpp); these tests fail when codegen gains a name the parser lacks, or
+// (parser/ops.cpp); these tests fail when codegen gains a name the parser lacks, or
 // the other way round.
 #include <catch2/catch.hpp>
 
@@ -10,7 +10,7 @@
 
 #include "einexpr/codegen/plan.hpp"
 #include "einexpr/runtime/error.hpp"
-#include "program_ops.hpp"
+#include "einexpr/parser/ops.hpp"
 
 using namespace einexpr;
 
@@ -43,22 +43,30 @@ TEST_CASE("program names: the function names are codegen's", "[program]") {
 
 TEST_CASE("program names: the op table", "[program]") {
   std::vector<std::string> names;
-  for (const ProgramOp& row : program_ops()) {
+  for (const OpRow& row : op_rows()) {
     CAPTURE(row.name);
     names.emplace_back(row.name);
     if (row.op == Op::normalize)  // the name is the normalization, codegen's name for it
       CHECK(row.name == name(parse_normalization(row.name)));
     else
       CHECK(row.name == name(row.op));  // a statement's op prints as it is written
-    CHECK(find_program_op(row.name) == &row);
-    CHECK(&program_op(row.name) == &row);
+    CHECK(find_op_row(row.name) == &row);
+    CHECK(&op_row(row.name) == &row);
     CHECK(row.min_inputs >= 1);
     CHECK(row.min_inputs <= row.max_inputs);
   }
   CHECK(names == std::vector<std::string>{"einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax",
-                                          "layer_norm", "rms_norm"});
-  CHECK(program_op_names() == "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, rms_norm");
-  CHECK(find_program_op("normalize") == nullptr);
-  CHECK_THROWS_AS(program_op("normalize"), einexpr::InternalError);
-  CHECK(find_program_op("") == nullptr);
+                                          "layer_norm", "rms_norm", "get_at", "add_at", "cross_entropy"});
+  CHECK(op_row_names() ==
+        "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, rms_norm, get_at, add_at, "
+        "cross_entropy");
+  // Every Op has a row, and op_row(op) finds its first.
+  for (Op op : all_ops) CHECK(op_row(op).op == op);
+  CHECK(op_row(Op::normalize).name == "softmax");
+  // The indexed ops name their index operand; the others have none.
+  for (const OpRow& row : op_rows())
+    CHECK((row.index_operand >= 0) == (row.op == Op::get_at || row.op == Op::add_at || row.op == Op::cross_entropy));
+  CHECK(find_op_row("normalize") == nullptr);
+  CHECK_THROWS_AS(op_row("normalize"), einexpr::InternalError);
+  CHECK(find_op_row("") == nullptr);
 }

@@ -42,6 +42,18 @@ Kernel norm_kernel(const NormStep& step, const std::vector<Operand>& srcs, const
 /// EmbedStep: dst's buffer zeroed, then src copied into its view `into`.
 Kernel embed_kernel(const Operand& src, const Operand& dst, std::int64_t dst_elements, const Layout& into, DType dtype);
 
+/// FillStep (index_cpu.cpp): every element of dst = value.
+Kernel fill_kernel(const Operand& dst, double value, DType dtype);
+/// GatherStep: get_at's gather; IndexError for an index outside the axis, before any write.
+Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& index, const Operand& dst, DType dtype,
+                     DType index_dtype);
+/// ScatterAddStep: add_at's scatter-add into acc's buffer, in place.
+Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const Operand& index, const Operand& updates,
+                          DType dtype, DType index_dtype);
+/// CrossEntropyStep: forward (srcs logits, targets) or backward (dY, logits, targets).
+Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Operand>& srcs, const Operand& dst,
+                            DType dtype, DType index_dtype);
+
 /// "[2, 3] strides [3, 1]": for kernel names.
 std::string layout_str(const Layout& layout);
 

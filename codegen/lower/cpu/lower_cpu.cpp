@@ -16,7 +16,7 @@ using lowering::Context;
 struct CpuBackend {
   void operator()(const ViewStep&, Context&) const {}  // a view moves nothing
   void operator()(const CopyStep& s, Context& c) const {
-    c.add(cpu::copy_kernel(c.operand(s.src), c.operand(s.dst), c.dtype()));
+    c.add(cpu::copy_kernel(c.operand(s.src), c.operand(s.dst), c.dtype_of(s.dst)));
   }
   void operator()(const ContractStep& s, Context& c) const {
     const cpu::AddTemp add_temp = [&c](std::size_t bytes) { return c.add_temp(bytes); };
@@ -38,6 +38,23 @@ struct CpuBackend {
   void operator()(const EmbedStep& s, Context& c) const {
     const cpu::Operand dst = c.operand(s.dst);
     c.add(cpu::embed_kernel(c.operand(s.src), dst, c.buffer_elements(dst.buffer), s.into, c.dtype()));
+  }
+  void operator()(const FillStep& s, Context& c) const {
+    c.add(cpu::fill_kernel(c.operand(s.dst), s.value, c.dtype_of(s.dst)));
+  }
+  void operator()(const GatherStep& s, Context& c) const {
+    c.add(cpu::gather_kernel(s, c.operand(s.src), c.operand(s.index), c.operand(s.dst), c.dtype_of(s.dst),
+                             c.dtype_of(s.index)));
+  }
+  void operator()(const ScatterAddStep& s, Context& c) const {
+    c.add(cpu::scatter_add_kernel(s, c.operand(s.acc), c.operand(s.index), c.operand(s.updates), c.dtype_of(s.dst),
+                                  c.dtype_of(s.index)));
+  }
+  void operator()(const JoinStep&, Context&) const {}  // the parts' copies filled the buffer
+  void operator()(const CrossEntropyStep& s, Context& c) const {
+    std::vector<cpu::Operand> srcs;
+    for (int v : s.srcs) srcs.push_back(c.operand(v));
+    c.add(cpu::cross_entropy_kernel(s, srcs, c.operand(s.dst), c.dtype_of(s.dst), c.dtype_of(s.srcs[s.backward ? 2 : 1])));
   }
 };
 

@@ -42,6 +42,11 @@ template <class T>
 struct RowKernels {
   RowKernel<T> softmax = nullptr, log_softmax = nullptr, layer_norm = nullptr, rms_norm = nullptr;
   void (*fence)() = nullptr;
+  /// m + log(sum exp(x - m)) over a row of n (m its maximum; -inf for n = 0): cross_entropy's
+  /// per-row log-sum-exp.
+  T (*logsumexp)(const T* x, std::int64_t n) = nullptr;
+  /// y[i] = scale · exp(x[i] - shift) (cross_entropy's dlogits before the target's -scale).
+  void (*scaled_exp)(const T* x, T* y, std::int64_t n, T shift, T scale, bool stream) = nullptr;
 };
 
 /// FMA chains on registers, no memory traffic: `fma_chains` independent chains of `lanes`

@@ -163,6 +163,32 @@ struct Rows {
   }
 };
 
+/// cross_entropy's row functions (RowKernels::logsumexp and scaled_exp).
+template <class V>
+struct EntropyRows {
+  using T = typename V::T;
+  using R = typename V::R;
+  static constexpr int w = V::width;
+
+  static T logsumexp(const T* x, std::int64_t n) {
+    const T minus_inf = -__builtin_inf();
+    if (n <= 0) return minus_inf;
+    const T mx = Rows<V>::max_of(x, n);
+    if (mx == minus_inf) return minus_inf;  // a row of -inf (exp(-inf - -inf) would be NaN)
+    const R m = V::set(mx);
+    const T s = Rows<V>::sum(x, n, [&](R v) { return V::exp(V::sub(v, m)); });
+    T l[w] = {};
+    l[0] = s;
+    V::store(l, V::log(V::load(l)));  // through the ISA's log, as log_softmax
+    return mx + l[0];
+  }
+
+  static void scaled_exp(const T* x, T* y, std::int64_t n, T shift, T scale, bool stream) {
+    const R s = V::set(shift), c = V::set(scale);
+    Rows<V>::write(x, y, n, stream, [&](R v) { return V::mul(V::exp(V::sub(v, s)), c); });
+  }
+};
+
 /// The row kernels for the ISA traits V.
 template <class V>
 RowKernels<typename V::T> make_row_kernels() {
@@ -172,6 +198,8 @@ RowKernels<typename V::T> make_row_kernels() {
   k.layer_norm = &Rows<V>::layer_norm;
   k.rms_norm = &Rows<V>::rms_norm;
   k.fence = &V::fence;
+  k.logsumexp = &EntropyRows<V>::logsumexp;
+  k.scaled_exp = &EntropyRows<V>::scaled_exp;
   return k;
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "einexpr/codegen/plan.hpp"
@@ -90,6 +91,37 @@ NormPlan plan_normalization(const NormStep& step, const Layout& dst, const std::
 /// Forward: dst = f(src0); backward: dst = dX from dY (src0) and Y or X (src1).
 void run_normalization(int device, const NormPlan& plan, std::byte* dst, const std::byte* src0,
                        const std::byte* src1);
+
+// ---- index_cuda.cu ----
+/// Every element of dst = value.
+void fill_values(int device, DType dtype, std::byte* dst, const Layout& dst_layout, double value);
+/// IndexError for the first index of `layout` (distinct elements, row-major) outside
+/// [0, length) (and not *allowed, where given); waits for the stream. `scratch`: 8 bytes of
+/// device memory.
+void check_indices(int device, const std::byte* index, const Layout& layout, DType index_dtype, std::int64_t length,
+                   const std::string& what, std::byte* scratch, const std::int64_t* allowed = nullptr);
+/// GatherStep: dst = src at index · stride, elements of `element_bytes` moved bit for bit.
+void gather_values(int device, std::size_t element_bytes, std::byte* dst, const Layout& dst_layout,
+                   const std::byte* src, const Layout& src_layout, const std::byte* index, const Layout& index_layout,
+                   DType index_dtype, std::int64_t stride);
+/// ScatterAddStep: acc at index · stride += updates, atomically.
+void scatter_add_values(int device, DType dtype, std::byte* acc, const Layout& acc_layout, const std::byte* index,
+                        const Layout& index_layout, DType index_dtype, const std::byte* updates,
+                        const Layout& updates_layout, std::int64_t stride);
+/// A CrossEntropyStep's rows, planned at lowering: views logits, targets, per-row (loss or
+/// dY), dlogits over the rows (collapsed), and the classes' dim.
+struct XentGeometry {
+  Shape shape;
+  std::array<Strides, 4> strides;
+  std::array<std::int64_t, 4> base{};
+  std::int64_t classes = 0, x_stride = 0, dx_stride = 0;
+};
+XentGeometry plan_cross_entropy_rows(const CrossEntropyStep& step, const Layout& logits, const Layout& targets,
+                                     const Layout& per_row, const Layout* dlogits);
+/// Forward: out = the loss per row; backward: out = dlogits from dY.
+void cross_entropy_rows(int device, DType dtype, const XentGeometry& g, bool backward, std::int64_t ignore_index,
+                        DType index_dtype, std::byte* out, const std::byte* logits, const std::byte* targets,
+                        const std::byte* dy);
 
 // ---- contract_kernels.cu ----
 /// dst[B.., m, n] = sum_k a[B.., m, k] * b[B.., k, n] for i64 / i32: a tiled kernel, exact,

@@ -22,7 +22,7 @@ namespace {
 
 void lower_copy(const CopyStep& s, Lowering& low) {
   const Value src = low.value(s.src), dst = low.value(s.dst);
-  const std::size_t es = element_size(low.plan.dtype);
+  const std::size_t es = element_size(low.plan.dtype_of(s.dst));
   const int device = low.device;
   low.add_kernel("copy", [=](const Workspace& ws) {
     copy_values(device, buffer_base(ws, dst.buffer), dst.layout, buffer_base(ws, src.buffer), src.layout, es);
@@ -102,6 +102,60 @@ void lower_norm(const NormStep& s, Lowering& low) {
   });
 }
 
+void lower_fill(const FillStep& s, Lowering& low) {
+  const Value dst = low.value(s.dst);
+  const DType dtype = low.plan.dtype_of(s.dst);
+  const int device = low.device;
+  const double value = s.value;
+  low.add_kernel("fill", [=](const Workspace& ws) { fill_values(device, dtype, buffer_base(ws, dst.buffer), dst.layout, value); });
+}
+
+void lower_gather(const GatherStep& s, Lowering& low) {
+  const Value src = low.value(s.src), index = low.value(s.index), dst = low.value(s.dst);
+  const std::size_t es = element_size(low.plan.dtype_of(s.dst));
+  const DType index_dtype = low.plan.dtype_of(s.index);
+  const std::int64_t length = s.length, stride = s.stride;
+  const int device = low.device, scratch = low.add_temp(8);
+  low.add_kernel("gather", [=](const Workspace& ws) {
+    check_indices(device, buffer_base(ws, index.buffer), index.layout, index_dtype, length,
+                  "get_at's indices (operand 2)", buffer_base(ws, scratch));
+    gather_values(device, es, buffer_base(ws, dst.buffer), dst.layout, buffer_base(ws, src.buffer), src.layout,
+                  buffer_base(ws, index.buffer), index.layout, index_dtype, stride);
+  });
+}
+
+void lower_scatter_add(const ScatterAddStep& s, Lowering& low) {
+  const Value acc = low.value(s.acc), index = low.value(s.index), updates = low.value(s.updates);
+  const DType dtype = low.plan.dtype_of(s.dst), index_dtype = low.plan.dtype_of(s.index);
+  const std::int64_t length = s.length, stride = s.stride;
+  const int device = low.device, scratch = low.add_temp(8);
+  low.add_kernel("scatter_add", [=](const Workspace& ws) {
+    check_indices(device, buffer_base(ws, index.buffer), index.layout, index_dtype, length,
+                  "add_at's indices (operand 2)", buffer_base(ws, scratch));
+    scatter_add_values(device, dtype, buffer_base(ws, acc.buffer), acc.layout, buffer_base(ws, index.buffer),
+                       index.layout, index_dtype, buffer_base(ws, updates.buffer), updates.layout, stride);
+  });
+}
+
+void lower_cross_entropy(const CrossEntropyStep& s, Lowering& low) {
+  const bool backward = s.backward;
+  const Value logits = low.value(s.srcs[backward ? 1 : 0]), targets = low.value(s.srcs[backward ? 2 : 1]);
+  const Value dst = low.value(s.dst);
+  const Value per_row = backward ? low.value(s.srcs[0]) : dst;
+  const XentGeometry g =
+      plan_cross_entropy_rows(s, logits.layout, targets.layout, per_row.layout, backward ? &dst.layout : nullptr);
+  const DType dtype = low.plan.dtype_of(s.dst), index_dtype = low.plan.dtype_of(s.srcs[backward ? 2 : 1]);
+  const std::int64_t ignore = s.ignore_index;
+  const int device = low.device, scratch = low.add_temp(8);
+  low.add_kernel(backward ? "d.cross_entropy" : "cross_entropy", [=](const Workspace& ws) {
+    check_indices(device, buffer_base(ws, targets.buffer), targets.layout, index_dtype, g.classes,
+                  "cross_entropy's targets (operand 2)", buffer_base(ws, scratch), &ignore);
+    cross_entropy_rows(device, dtype, g, backward, ignore, index_dtype, buffer_base(ws, dst.buffer),
+                       buffer_base(ws, logits.buffer), buffer_base(ws, targets.buffer),
+                       backward ? buffer_base(ws, per_row.buffer) : nullptr);
+  });
+}
+
 struct CudaBackend {
   int device;
   template <class S>
@@ -116,6 +170,11 @@ struct CudaBackend {
   void operator()(const MapStep& s, lowering::Context& c) const { lower(s, c, lower_map); }
   void operator()(const EmbedStep& s, lowering::Context& c) const { lower(s, c, lower_embed); }
   void operator()(const NormStep& s, lowering::Context& c) const { lower(s, c, lower_norm); }
+  void operator()(const FillStep& s, lowering::Context& c) const { lower(s, c, lower_fill); }
+  void operator()(const GatherStep& s, lowering::Context& c) const { lower(s, c, lower_gather); }
+  void operator()(const ScatterAddStep& s, lowering::Context& c) const { lower(s, c, lower_scatter_add); }
+  void operator()(const JoinStep&, lowering::Context&) const {}  // the parts' copies filled the buffer
+  void operator()(const CrossEntropyStep& s, lowering::Context& c) const { lower(s, c, lower_cross_entropy); }
 };
 
 }  // namespace

@@ -33,6 +33,7 @@
 
 #include "einexpr/codegen/plan.hpp"
 #include "einexpr/codegen/planner.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/runtime/cache.hpp"
 #include "einexpr/runtime/tensor.hpp"
 
@@ -40,6 +41,19 @@ namespace einexpr {
 
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
                  Copy copy = Copy::if_needed);
+/// Concatenation, einx's '+': rearrange({x, y}, "b s1 d, b s2 d -> b (s1 + s2) d"). Each input
+/// is copied once into its slice of the result; input i names the output's axes with the
+/// '(a + b)' dim replaced by its part (permutations and compositions around it allowed, as
+/// rearrange's). The parts' lengths are the inputs'.
+Tensor rearrange(std::span<const Tensor> xs, std::string_view pattern, const AxisLengths& lengths = {});
+inline Tensor rearrange(std::initializer_list<Tensor> xs, std::string_view pattern, const AxisLengths& lengths = {}) {
+  return rearrange(std::span<const Tensor>(xs.begin(), xs.size()), pattern, lengths);
+}
+/// Split, the reverse: split(qkv, "b s (q + k + v) -> b s q, b s k, b s v", {{"q", 64}, {"k", 64}})
+/// gives one tensor per output, each a view of x where the strides allow (as rearrange). The
+/// lengths of all parts but one are given; the last is inferred (all given: they must add up).
+std::vector<Tensor> split(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {},
+                          Copy copy = Copy::if_needed);
 /// Reductions: "sum", "mean", "max", "min", "prod", "any", "all" (bool), and on floats
 /// "var" and "std" (torch.var / torch.std: divided by n - correction, correction 1 by
 /// default as torch's; 0 gives the population variance) and "logsumexp" (max-subtracted).
@@ -162,6 +176,30 @@ Tensor map(const Tensor& x, std::string_view pattern, UnaryOp function, const Ax
 /// Functions: "add", "sub", "mul", "div", "maximum", "minimum".
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, std::string_view function);
 Tensor map(const Tensor& x, const Tensor& y, std::string_view pattern, BinaryOp function);
+
+/// A number as an operand (a 0-d tensor of the other operand's dtype and device):
+/// map(x, 0.125, "b h s t, -> b h s t", "mul"), map(1.0, x, ", b d -> b d", "sub").
+Tensor map(const Tensor& x, double y, std::string_view pattern, std::string_view function);
+Tensor map(double x, const Tensor& y, std::string_view pattern, std::string_view function);
+Tensor map(const Tensor& x, double y, std::string_view pattern, BinaryOp function);
+Tensor map(double x, const Tensor& y, std::string_view pattern, BinaryOp function);
+/// The 0-d tensor a number becomes beside `like`: its dtype and device.
+Tensor scalar_like(double value, const Tensor& like);
+
+// ---- indexed ops: einx's notation, the indexed axis of the first operand in brackets ----
+/// get_at(wte, tokens, "[v] d, b s -> b s d"): the table's rows at integer indices (i64 or i32),
+/// an embedding lookup; "b [n] d, b k -> b k d" gathers per batch. An index outside the axis
+/// (negative ones included) is an IndexError naming its position and value; nothing is written.
+Tensor get_at(const Tensor& table, const Tensor& indices, std::string_view pattern, const AxisLengths& lengths = {});
+/// add_at(table, indices, updates, "[v] d, b s, b s d -> [v] d"): a new tensor, the table with
+/// each update added at its index (repeated indices add up): get_at's gradient.
+Tensor add_at(const Tensor& table, const Tensor& indices, const Tensor& updates, std::string_view pattern,
+              const AxisLengths& lengths = {});
+/// cross_entropy(logits, targets, "b s [v], b s -> b s"): the loss per position, lse(logits) -
+/// logits[target], torch's F.cross_entropy(reduction='none'); a target equal to ignore_index
+/// gives 0. Fused: no log-probabilities are materialized; reduced floats accumulate in f32.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, std::string_view pattern,
+                     std::int64_t ignore_index = -100, const AxisLengths& lengths = {});
 
 // ---- normalizations along named axes: the axes they work along in brackets (einx's notation) ----
 /// softmax(x, "b h q [k]"): exp(x - m) / sum exp(x - m) along k, m the maximum (so no

@@ -34,7 +34,7 @@ class PlanBuilder {
     const auto axes = parse(dims);
     einexpr::Shape shape = lengths(axes);
     if (strides.empty()) strides = einexpr::contiguous_strides(shape);
-    plan_.buffers.push_back({plan_.num_inputs, 0});
+    plan_.buffers.push_back({plan_.num_inputs, 0, plan_.dtype});
     plan_.num_inputs += 1;
     return add({static_cast<int>(plan_.buffers.size()) - 1, {shape, strides, 0}, axes});
   }
@@ -130,7 +130,7 @@ class PlanBuilder {
   }
   int temp(std::vector<einexpr::DimAxes> axes) {
     einexpr::Shape shape = lengths(axes);
-    plan_.buffers.push_back({-1, einexpr::checked_numel(shape)});
+    plan_.buffers.push_back({-1, einexpr::checked_numel(shape), plan_.dtype});
     einexpr::Layout layout = einexpr::Layout::contiguous(shape);
     return add({static_cast<int>(plan_.buffers.size()) - 1, layout, std::move(axes)});
   }

@@ -25,7 +25,7 @@ class PlanBuilder {
   int input(const Shape& shape, const Strides& strides) {
     EINEXPR_ASSERT(plan_.steps.empty(), "inputs come first");
     const int i = plan_.num_inputs++;
-    plan_.buffers.push_back(PlanBuffer{i, 0});
+    plan_.buffers.push_back(PlanBuffer{i, 0, plan_.dtype});
     plan_.values.push_back(Value{i, Layout{shape, strides, 0}, names(shape.size())});
     return i;
   }
@@ -95,7 +95,7 @@ class PlanBuilder {
     return static_cast<int>(plan_.values.size()) - 1;
   }
   int new_value(const Layout& layout) {
-    plan_.buffers.push_back(PlanBuffer{-1, layout.extent()});
+    plan_.buffers.push_back(PlanBuffer{-1, layout.extent(), plan_.dtype});
     return add_value(static_cast<int>(plan_.buffers.size()) - 1, layout);
   }
 

@@ -3,11 +3,19 @@
 //
 // A plan is a list of values and the steps that make them. A value is a strided view
 // (Layout) of one buffer; a buffer is an input's memory or a temporary the plan
-// allocates. Values 0..n-1 are the inputs. Each step makes one new value:
+// allocates, and has a dtype (index tensors are i64 or i32 beside f32 data; Plan::dtype is
+// the data's). Values 0..n-1 are the inputs. Each step makes one new value, in a new
+// temporary or (CopyStep into a slice, ScatterAddStep, JoinStep) in one an earlier step made:
 //
 //   ViewStep      dst views src's buffer with other shape/strides (moves nothing)
-//   CopyStep      dst (a new buffer) gets src's elements; src may broadcast (stride 0),
-//                 so a repeat is a copy from a stride-0 view
+//   CopyStep      dst gets src's elements; src may broadcast (stride 0), so a repeat is a
+//                 copy from a stride-0 view. dst is a new buffer, or a slice of a temporary
+//                 that later copies fill too (a concatenation)
+//   FillStep      dst (a new buffer) = one value everywhere (the zeros a scatter-add starts from)
+//   GatherStep    get_at: dst = src at the integer indices `index` along one axis
+//   ScatterAddStep  add_at: updates added into a temporary at the integer indices
+//   JoinStep      dst views the buffer its parts (CopySteps into slices) filled; moves nothing
+//   CrossEntropyStep  per-row loss of logits against integer targets, or its dlogits
 //   ContractStep  dst[B.., m, n] = sum_k a[B.., m, k] * b[B.., k, n]: a batched GEMM whose
 //                 m, n, k are one dim each; batch dims are any number, any strides
 //   ReduceStep    dst = src reduced over some of its dims
@@ -55,6 +63,19 @@
 //     minimum (integer div truncates toward zero; integer division by zero gives 0, as numpy).
 //     The CPU computes the transcendental ones with Sleef's vector functions; each
 //     function's error bound in ULPs is in codegen/lower/cpu/vec_math.hpp.
+//   - GatherStep: dst[p] = src'[p] where src' is src shifted by index[p]·stride along the
+//     indexed axis: src and index have dst's shape (stride 0 along the dims they lack). An
+//     index outside [0, length) is an IndexError naming the position and the value, raised
+//     before anything is written. ScatterAddStep: for every position p of the updates' shape,
+//     acc'[p] += updates[p], acc' = acc shifted by index[p]·stride; the same IndexError;
+//     repeated indices add up (in an order that may differ from torch's for floats).
+//   - CrossEntropyStep along dim `axis` of the logits (a row: one index of the other dims);
+//     targets, dY and the loss have the logits' dims without it. lse is a row's log-sum-exp
+//     (max-subtracted): forward loss = lse - logits[target]; backward dlogits =
+//     dY·(exp(logits - lse) - onehot(target)), lse computed again from the row (which the
+//     kernel then reads from cache: one read of the logits, one write). A row whose target is
+//     ignore_index has loss 0 and gradient 0 (torch's reduction='none'); any other target
+//     outside [0, classes) is an IndexError. Accumulates in f32 (f64 for f64).
 //   - NormStep, along the dims `axes` (one row per index of the others): softmax
 //     exp(x - m) / sum exp(x - m), m the row's maximum; log_softmax x - m - log sum
 //     exp(x - m); layer_norm (x - mean) / sqrt(var + eps), var the population variance;
@@ -121,6 +142,7 @@ std::variant<UnaryOp, BinaryOp> parse_map_function(std::string_view text, std::s
 struct PlanBuffer {
   int input = -1;              // >= 0: input `input`'s memory; -1: a temporary
   std::int64_t elements = 0;   // temporaries: size in elements
+  DType dtype = DType::f32;    // of its elements (every value in it has this dtype)
   friend bool operator==(const PlanBuffer&, const PlanBuffer&) = default;
 };
 
@@ -194,6 +216,47 @@ struct MapStep {
   std::variant<UnaryOp, BinaryOp, GradOp> op;
   friend bool operator==(const MapStep&, const MapStep&) = default;
 };
+/// dst (a new buffer) = `value` in every element.
+struct FillStep {
+  int dst = 0;
+  double value = 0;
+  friend bool operator==(const FillStep&, const FillStep&) = default;
+};
+/// get_at's gather: dst[p] = element src[p] + index[p]·stride of src's buffer. src views the
+/// table with dst's shape and without the indexed axis (stride 0 along the dims only the
+/// indices have); index views the integer indices with dst's shape (stride 0 along the dims
+/// only the table has); the indexed axis has `length` elements `stride` apart.
+struct GatherStep {
+  int src = 0, index = 0, dst = 0;
+  std::int64_t length = 0, stride = 0;
+  friend bool operator==(const GatherStep&, const GatherStep&) = default;
+};
+/// add_at's scatter-add, in place: acc views a temporary (made by an earlier Copy or Fill)
+/// with the updates' shape and without the indexed axis; index views the indices with that
+/// shape. Element acc[p] + index[p]·stride gets updates[p] added. dst is the whole table: a
+/// value of acc's buffer that this step makes.
+struct ScatterAddStep {
+  int acc = 0, index = 0, updates = 0, dst = 0;
+  std::int64_t length = 0, stride = 0;
+  friend bool operator==(const ScatterAddStep&, const ScatterAddStep&) = default;
+};
+/// A concatenation's result: dst views the temporary its parts were copied into (each part
+/// a CopyStep into a slice of it). Moves nothing; the parts are its sources.
+struct JoinStep {
+  std::vector<int> parts;
+  int dst = 0;
+  friend bool operator==(const JoinStep&, const JoinStep&) = default;
+};
+/// cross_entropy along dim `axis` of the logits (contract above). Forward srcs: logits,
+/// targets; dst the loss. Backward srcs: dY, logits, targets; dst dlogits.
+struct CrossEntropyStep {
+  std::vector<int> srcs;
+  int dst = 0;
+  bool backward = false;
+  int axis = 0;                       // the classes' dim of the logits
+  std::int64_t ignore_index = -100;   // torch's default
+  friend bool operator==(const CrossEntropyStep&, const CrossEntropyStep&) = default;
+};
 /// dst (a new buffer) is zeros except where its view `into` (same buffer, src's shape)
 /// gets src's elements: a gradient written back onto a diagonal ("i i ->" backward).
 struct EmbedStep {
@@ -212,7 +275,8 @@ struct NormStep {
   double eps = 0;              // layer_norm, rms_norm: added to the variance / mean square
   friend bool operator==(const NormStep&, const NormStep&) = default;
 };
-using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep, NormStep>;
+using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep, NormStep, FillStep,
+                          GatherStep, ScatterAddStep, JoinStep, CrossEntropyStep>;
 
 /// The source values a step reads, in order.
 std::vector<int> sources(const Step& step);
@@ -232,7 +296,8 @@ struct ContractionInfo {
 struct Plan {
   Op op = Op::einsum;          // what was planned (gradient plans: the op they compute)
   std::string pattern;         // for printing: as given, or derived from the axes
-  DType dtype = DType::f32;    // of every input, temporary and the output
+  DType dtype = DType::f32;    // of the data: inputs, temporaries and output but the index
+                               // tensors, whose buffers say theirs (buffers[b].dtype)
   AxisTable axes;              // every axis the values name
   int num_inputs = 0;
   std::vector<PlanBuffer> buffers;  // buffers[i] for i < num_inputs is input i
@@ -244,6 +309,8 @@ struct Plan {
 
   const Value& value(int v) const { return values.at(static_cast<std::size_t>(v)); }
   const Value& output_value() const { return value(output); }
+  /// The dtype of value v's elements (its buffer's).
+  DType dtype_of(int v) const { return buffers.at(static_cast<std::size_t>(value(v).buffer)).dtype; }
   /// True when the output shares an input's buffer (no step moved any data).
   bool output_is_view() const;
   /// One line per value and step; = to_string(*this).

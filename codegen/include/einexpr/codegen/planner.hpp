@@ -3,6 +3,7 @@
 // ShapeError names the axis and both sizes ("axis h is 64 in operand 1 but 32 in operand 2");
 // the pattern's text is in the plan for printing.
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <variant>
@@ -55,44 +56,92 @@ struct OrderGoal {
 /// A map's function: one argument (UnaryOp) or two (BinaryOp).
 using MapFunction = std::variant<UnaryOp, BinaryOp>;
 
-/// Everything that says what to plan besides the pattern, the inputs' layouts and the
-/// dtype: the op and its options. It is the plan cache's key (with those three), and
-/// every caller (the ops, Compiled, the cost API, the CLI, the fuzz targets) plans
-/// through plan() with one.
-struct OpSpec {
-  Op op = Op::einsum;
-  Reduction reduction = Reduction::sum;              // reduce
-  MapFunction function = UnaryOp::relu;              // map
-  Copy copy = Copy::if_needed;                       // rearrange, repeat
-  ContractionOrder order = ContractionOrder::optimal;  // einsum
-  AxisLengths lengths;                               // axis lengths given by name
-  OrderGoal goal;                                    // einsum: what the order minimizes
-  std::int64_t correction = 1;                       // reduce var, std: divide by n - correction
-  Normalization normalization = Normalization::softmax;  // normalize
-  double eps = 0;                                    // normalize layer_norm, rms_norm
+/// The options of each op: one struct per Op, in OpOptions (below). An op that takes none
+/// has an empty struct, so that every op is an alternative and every visit names it.
+struct EinsumOptions {
+  ContractionOrder order = ContractionOrder::optimal;
+  OrderGoal goal;  // what the order minimizes
+  friend bool operator==(const EinsumOptions&, const EinsumOptions&) = default;
+};
+struct RearrangeOptions {
+  Copy copy = Copy::if_needed;
+  int output = 0;  // a split "b (q + k) -> b q, b k": which output this plan makes
+  friend bool operator==(const RearrangeOptions&, const RearrangeOptions&) = default;
+};
+struct ReduceOptions {
+  Reduction reduction = Reduction::sum;
+  std::int64_t correction = 1;  // var, std: divide by n - correction
+  friend bool operator==(const ReduceOptions&, const ReduceOptions&) = default;
+};
+struct RepeatOptions {
+  Copy copy = Copy::if_needed;
+  friend bool operator==(const RepeatOptions&, const RepeatOptions&) = default;
+};
+struct MapOptions {
+  MapFunction function = UnaryOp::relu;
+  friend bool operator==(const MapOptions&, const MapOptions&) = default;
+};
+struct NormalizeOptions {
+  Normalization kind = Normalization::softmax;
+  double eps = 0;  // layer_norm, rms_norm (softmax and log_softmax: 0)
+  friend bool operator==(const NormalizeOptions&, const NormalizeOptions&) = default;
+};
+struct GetAtOptions {
+  friend bool operator==(const GetAtOptions&, const GetAtOptions&) = default;
+};
+struct AddAtOptions {
+  friend bool operator==(const AddAtOptions&, const AddAtOptions&) = default;
+};
+struct CrossEntropyOptions {
+  std::int64_t ignore_index = -100;  // a target of this value has loss 0 and gradient 0 (torch's)
+  friend bool operator==(const CrossEntropyOptions&, const CrossEntropyOptions&) = default;
+};
 
-  static OpSpec einsum(AxisLengths lengths = {}, OrderGoal goal = {}) {
-    return {Op::einsum, {}, {}, {}, {}, std::move(lengths), goal};
+/// The op registry's codegen half: one alternative per Op, in Op's order, so that a visit
+/// (planning, printing, keys, gradients) that misses an op fails to compile.
+using OpOptions = std::variant<RearrangeOptions, ReduceOptions, RepeatOptions, EinsumOptions, MapOptions,
+                               NormalizeOptions, GetAtOptions, AddAtOptions, CrossEntropyOptions>;
+static_assert(std::variant_size_v<OpOptions> == std::size(all_ops), "OpOptions needs one alternative per Op");
+
+/// Everything that says what to plan besides the pattern, the inputs' layouts and the
+/// dtypes: the op's options and the axis lengths given by name. It is the plan cache's key
+/// (with those three), and every caller (the ops, Compiled, the cost API, the CLI, the fuzz
+/// targets, model programs) plans through plan() with one.
+struct OpSpec {
+  OpOptions options;
+  AxisLengths lengths;  // axis lengths given by name
+
+  Op op() const noexcept { return static_cast<Op>(options.index()); }
+  template <class T>
+  const T* get_if() const noexcept { return std::get_if<T>(&options); }
+  template <class T>
+  T* get_if() noexcept { return std::get_if<T>(&options); }
+
+  static OpSpec einsum(AxisLengths lengths = {}, OrderGoal goal = {},
+                       ContractionOrder order = ContractionOrder::optimal) {
+    return {EinsumOptions{order, goal}, std::move(lengths)};
   }
-  static OpSpec rearrange(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
-    return {Op::rearrange, {}, {}, copy, {}, std::move(lengths), {}};
+  static OpSpec rearrange(AxisLengths lengths = {}, Copy copy = Copy::if_needed, int output = 0) {
+    return {RearrangeOptions{copy, output}, std::move(lengths)};
   }
   static OpSpec reduce(Reduction r, AxisLengths lengths = {}, std::int64_t correction = 1) {
-    return {Op::reduce, r, {}, {}, {}, std::move(lengths), {}, correction};
+    return {ReduceOptions{r, correction}, std::move(lengths)};
   }
   static OpSpec repeat(AxisLengths lengths = {}, Copy copy = Copy::if_needed) {
-    return {Op::repeat, {}, {}, copy, {}, std::move(lengths), {}};
+    return {RepeatOptions{copy}, std::move(lengths)};
   }
-  static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {Op::map, {}, f, {}, {}, std::move(lengths), {}}; }
+  static OpSpec map(MapFunction f, AxisLengths lengths = {}) { return {MapOptions{f}, std::move(lengths)}; }
   /// eps: layer_norm and rms_norm only (softmax and log_softmax ignore it).
   static OpSpec normalize(Normalization n, double eps = 0, AxisLengths lengths = {}) {
-    OpSpec s;
-    s.op = Op::normalize;
-    s.normalization = n;
-    s.eps = takes_eps(n) ? eps : 0.0;
-    s.lengths = std::move(lengths);
-    return s;
+    return {NormalizeOptions{n, takes_eps(n) ? eps : 0.0}, std::move(lengths)};
   }
+  static OpSpec get_at(AxisLengths lengths = {}) { return {GetAtOptions{}, std::move(lengths)}; }
+  static OpSpec add_at(AxisLengths lengths = {}) { return {AddAtOptions{}, std::move(lengths)}; }
+  static OpSpec cross_entropy(std::int64_t ignore_index = -100, AxisLengths lengths = {}) {
+    return {CrossEntropyOptions{ignore_index}, std::move(lengths)};
+  }
+  /// The default options of `op`.
+  static OpSpec of(Op op, AxisLengths lengths = {});
 
   /// "einsum", "reduce mean", "map gelu", "rearrange (copy always)": for messages.
   std::string str() const;
@@ -101,9 +150,12 @@ struct OpSpec {
   friend bool operator==(const OpSpec&, const OpSpec&) = default;
 };
 
-/// The one planning entry: `pattern` (parsed and checked for spec.op; null only for a map
+/// The one planning entry: `pattern` (parsed and checked for spec.op(); null only for a map
 /// of one argument without a pattern, which maps elementwise in the input's layout) on
-/// inputs of these layouts. ShapeError / DTypeError for what the inputs cannot do.
+/// inputs of these layouts and dtypes (one per input; a single dtype stands for every
+/// input's). ShapeError / DTypeError for what the inputs cannot do.
+Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs,
+          std::span<const DType> dtypes);
 Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs, DType dtype);
 
 Plan plan_rearrange(const ast::Pattern& pattern, const Layout& input, DType dtype,
@@ -127,6 +179,24 @@ Plan plan_map(const ast::Pattern& pattern, MapFunction function, std::span<const
 /// Elementwise f(x, y) with named broadcasting: "b s h, h -> b s h" (= plan_map).
 Plan plan_binary(const ast::Pattern& pattern, BinaryOp op, std::span<const Layout> inputs,
                  DType dtype, const AxisLengths& lengths = {});
+
+/// get_at: `pattern` "[v] d, b s -> b s d" gathers the table's rows at the integer indices
+/// (i64 or i32, `index_dtype`); dtype is the table's.
+Plan plan_get_at(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype, DType index_dtype,
+                 const AxisLengths& lengths = {});
+/// add_at: "[v] d, b s, b s d -> [v] d": the table plus the updates added at the indices.
+Plan plan_add_at(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype, DType index_dtype,
+                 const AxisLengths& lengths = {});
+/// cross_entropy: "b s [v], b s -> b s": the loss per row of the logits against integer
+/// targets (a logsumexp ReduceStep, then a CrossEntropyStep); floats only.
+Plan plan_cross_entropy(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype,
+                        DType index_dtype, std::int64_t ignore_index = -100, const AxisLengths& lengths = {});
+/// Concatenation "b s1 d, b s2 d -> b (s1 + s2) d" (every input copied into its slice of one
+/// buffer) or output `output` of a split "b (q + k) -> b q, b k" (a view where the strides
+/// allow, as rearrange). The parts' lengths come from the inputs, or for a split from
+/// `lengths` (all parts but one given; the last inferred).
+Plan plan_concat(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype,
+                 const AxisLengths& lengths = {}, Copy copy = Copy::if_needed, int output = 0);
 
 /// softmax, log_softmax, layer_norm or rms_norm of `input` along the axes `pattern` brackets
 /// (parse_bracketed's "b h q [k]"): one NormStep into a new buffer. DTypeError for a

@@ -13,12 +13,18 @@
 
 namespace einexpr {
 
-/// The operations that take patterns; check() applies each one's rules.
+/// The operations that take patterns; check() applies each one's rules, and the op registry
+/// (einexpr/parser/ops.hpp) has one row per spelling of each (arity, grammar, options).
 /// `map` is an elementwise binary op with named broadcasting ("b s h, h -> b s h"):
 /// einsum's syntax, but nothing may be summed (every input name is in the output).
 /// `normalize` (softmax, layer_norm, ...) takes one tensor's dims with the axes it works
 /// along in brackets ("b h q [k]", parse_bracketed), checked as a rearrange onto itself.
-enum class Op : unsigned char { rearrange, reduce, repeat, einsum, map, normalize };
+/// `get_at`, `add_at` and `cross_entropy` take einx's indexed patterns (parse_indexed): the
+/// indexed axis of the first operand in brackets ("[V] D, B S -> B S D").
+/// codegen's OpOptions has one alternative per Op, in this order (a static_assert checks it).
+enum class Op : unsigned char { rearrange, reduce, repeat, einsum, map, normalize, get_at, add_at, cross_entropy };
+inline constexpr Op all_ops[] = {Op::rearrange, Op::reduce, Op::repeat,  Op::einsum,       Op::map,
+                                 Op::normalize, Op::get_at, Op::add_at, Op::cross_entropy};
 const char* name(Op op) noexcept;
 
 namespace ast {
@@ -48,9 +54,11 @@ struct Unit {        // "()": an axis of length 1 that has no name
   friend bool operator==(const Unit&, const Unit&) = default;
 };
 using Atom = std::variant<Named, Anonymous, Ellipsis>;
-struct Group {       // "(h d)": one dim that is the composition of its atoms (never empty)
+struct Group {       // "(h d)": one dim that is the composition of its atoms (never empty);
+                     // "(s1 + s2)": their concatenation (concat), a dim of the lengths' sum
   std::vector<Atom> atoms;
   Span span;
+  bool concat = false;  // "(a + b)": the parts are named or anonymous axes, at least two
   friend bool operator==(const Group&, const Group&) = default;
 };
 using Term = std::variant<Named, Anonymous, Unit, Group, Ellipsis>;
@@ -66,7 +74,8 @@ struct Pattern {
   std::vector<Operand> operands;  // left of "->": 1 for rearrange/reduce/repeat, 1..N for einsum
   Operand output;                 // right of "->" (may have no terms: a scalar)
   Span arrow;                     // where "->" is
-  std::vector<Span> brackets;     // parse_bracketed: each "[...]", brackets included
+  std::vector<Span> brackets;     // parse_bracketed, parse_indexed: each "[...]", brackets included
+  std::vector<Operand> more_outputs;  // a split's outputs after the first: "a (b + c) -> a b, a c"
   friend bool operator==(const Pattern&, const Pattern&) = default;
 };
 
@@ -81,8 +90,12 @@ struct PackPattern {
 Span span_of(const Term& term) noexcept;
 Span span_of(const Atom& atom) noexcept;
 
-/// Canonical text, single-spaced: "b (h d) -> b h d", "i j, j k -> i k"; a pattern of
-/// parse_bracketed as its dims with their brackets: "b h q [k]", "[b h] (x y) [c]".
+/// True when `term` stands inside one of the pattern's brackets.
+bool in_brackets(const Pattern& pattern, const Term& term) noexcept;
+
+/// Canonical text, single-spaced: "b (h d) -> b h d", "i j, j k -> i k", "b (s1 + s2)"; a
+/// pattern of parse_bracketed as its dims with their brackets: "b h q [k]", "[b h] (x y) [c]";
+/// of parse_indexed with its brackets in place: "[v] d, b s -> b s d".
 std::string to_string(const Term& term);
 std::string to_string(const Operand& operand);
 std::string to_string(const Pattern& pattern);

@@ -92,7 +92,7 @@ std::size_t file_offset(const PatternArg& arg, std::size_t offset) noexcept;
 
 struct Statement {  // h1 = einsum(x, w1, "B D, D E -> B E")
   Identifier name;                     // the tensor it defines
-  Op op = Op::einsum;                  // from the op table (parser/program_ops.cpp)
+  Op op = Op::einsum;                  // from the op table (parser/ops.cpp)
   Identifier op_name;                  // the op as written, for its position
   std::vector<Identifier> inputs;      // the tensor arguments, in order
   PatternArg pattern;

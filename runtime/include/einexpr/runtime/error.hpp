@@ -4,6 +4,7 @@
 //   ShapeError    shapes, strides or axis lengths do not fit (names the axis and sizes)
 //   DTypeError    a dtype is wrong for the operation
 //   DeviceError   a device is missing, or a CUDA / cuBLAS call failed (names the call)
+//   IndexError    an integer index outside its axis (names the operand, position and value)
 //   InternalError a bug in einexpr ("please report")
 // Public ops add context (pattern, shapes, lengths) with add_context() and rethrow.
 #include <cstddef>
@@ -53,6 +54,14 @@ class DTypeError : public Error {
 };
 
 class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An index tensor holds a value outside the axis it indexes (get_at, add_at, cross_entropy's
+/// targets): the message names the operand, the position and the value. Raised before
+/// anything is written.
+class IndexError : public Error {
  public:
   using Error::Error;
 };

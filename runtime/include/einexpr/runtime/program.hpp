@@ -32,14 +32,18 @@ struct Kernel {
 class Program {
  public:
   Device device = Device::cpu();
-  DType dtype = DType::f32;                      // of every input and of the output
+  DType dtype = DType::f32;                      // of the output (and of every input but
+                                                 // those input_dtypes names otherwise)
   std::vector<Layout> input_layouts;             // the layouts the program was planned for
+  std::vector<DType> input_dtypes;               // per input; empty: every input is `dtype`
   std::vector<std::size_t> temp_bytes;           // temporaries: buffer num_inputs() + i
   std::vector<Kernel> kernels;
   int output_buffer = 0;                         // may be an input's buffer (a view result)
   Layout output_layout;                          // relative to the output buffer's base
 
   int num_inputs() const noexcept { return static_cast<int>(input_layouts.size()); }
+  /// The dtype input i must have.
+  DType input_dtype(std::size_t i) const noexcept { return i < input_dtypes.size() ? input_dtypes[i] : dtype; }
   /// Bytes of all temporaries together.
   std::size_t workspace_bytes() const noexcept;
 

@@ -1,0 +1,202 @@
+// The gradients of the indexed ops and of concatenation and split (backward.hpp), each a
+// Derivation (derive.hpp). Integer inputs (indices, targets) have none: the list holds the
+// float inputs' gradients only.
+//   get_at        dTable = add_at(zeros, indices, dY): a FillStep, then a ScatterAddStep
+//   add_at        dTable = dY; dUpdates = get_at(dY, indices): a GatherStep
+//   cross_entropy dLogits = dY·(softmax(logits) - onehot(targets)): one backward CrossEntropyStep
+//   concatenation dX_i = dY's slice for part i (a view where the strides allow)
+//   split         dX = zeros with dY written into output j's slice (an EmbedStep)
+#include <algorithm>
+
+#include "backward/derive.hpp"
+#include "einexpr/runtime/error.hpp"
+
+namespace einexpr::detail::backward {
+
+namespace {
+
+bool contains(const Axes& set, AxisId id) { return std::find(set.begin(), set.end(), id) != set.end(); }
+
+/// The atoms of `of` that `in` lacks.
+Axes missing(const Axes& of, const Axes& in) {
+  Axes out;
+  for (AxisId id : of)
+    if (!contains(in, id)) out.push_back(id);
+  return out;
+}
+
+/// `v`'s atoms laid out over `order` (stride 0 where v lacks an axis), as an unemitted view.
+AtomView over(const Derivation& d, const AtomView& v, const Axes& order) {
+  AtomView out{-1, v.buffer, v.offset, {}};
+  for (AxisId id : order) out.dims.push_back(v.has(id) ? v.at(id) : AtomDim{id, d.axes().length(id), 0});
+  return out;
+}
+
+/// A new contiguous temporary with `order`'s atoms.
+AtomView contiguous(Derivation& d, const Axes& order) {
+  AtomView out{-1, -1, 0, {}};
+  for (AxisId id : order) out.dims.push_back({id, d.axes().length(id), 0});
+  const Strides strides = contiguous_strides(out.shape());
+  for (std::size_t i = 0; i < out.dims.size(); ++i) out.dims[i].stride = strides[i];
+  out.value = d.builder().new_temp_value(out.shape(), strides, out.dims_axes());
+  out.buffer = d.builder().value(out.value).buffer;
+  return out;
+}
+
+/// The single atom of `of` that `in` lacks (the indexed axis, the classes, a part).
+AxisId only_missing(const Axes& of, const Axes& in, const char* what) {
+  const Axes m = missing(of, in);
+  EINEXPR_ASSERT(m.size() == 1, std::string("backward: ") + what + " is not one axis");
+  return m[0];
+}
+
+/// The parts of a concatenation's whole axis, named "(a + b + c)", in order (their ids).
+std::vector<AxisId> parts_of(const AxisTable& table, AxisId whole) {
+  const std::string& n = table.name(whole);
+  EINEXPR_ASSERT(n.size() > 2 && n.front() == '(' && n.back() == ')', "backward: a concatenation's axis is not (a + b)");
+  std::vector<AxisId> parts;
+  std::size_t at = 1;
+  for (;;) {
+    const std::size_t plus = n.find(" + ", at);
+    const std::string part = n.substr(at, (plus == std::string::npos ? n.size() - 1 : plus) - at);
+    const AxisId id = table.find(part);
+    EINEXPR_ASSERT(id >= 0, "backward: part " + part + " of a concatenation is not in the plan's axes");
+    parts.push_back(id);
+    if (plus == std::string::npos) return parts;
+    at = plus + 3;
+  }
+}
+
+/// Where `part` starts along the whole axis: the lengths of the parts before it.
+std::int64_t begin_of(const AxisTable& table, AxisId whole, AxisId part) {
+  std::int64_t begin = 0;
+  for (AxisId p : parts_of(table, whole)) {
+    if (p == part) return begin;
+    begin = checked_add(begin, table.length(p));
+  }
+  throw InternalError("backward: a part is not in its concatenation", __FILE__, __LINE__);
+}
+
+}  // namespace
+
+std::vector<Gradient> get_at_gradients(const Plan& forward) {
+  Derivation d(forward, 0, Op::add_at);
+  const int dy = d.add_dy(), index = d.add_input(1);
+  const Axes y = d.y_axes();
+  const AxisId indexed = only_missing(d.x_axes(), y, "get_at's indexed axis");
+  // Zeros of the table's shape, then dY added at the indices.
+  const AtomView zeros = contiguous(d, d.x_axes());
+  d.builder().add_step(FillStep{zeros.value, 0.0});
+  const AtomView dya = d.atoms(dy);
+  const Axes order = dya.ids();
+  const AtomView acc = d.builder().emit(over(d, zeros, order));
+  const AtomView idx = d.builder().emit(over(d, d.atoms(index), order));
+  const int whole = d.builder().value_in(zeros.buffer, d.builder().value(zeros.value).layout,
+                                         d.builder().value(zeros.value).dims);
+  const AtomDim row = zeros.at(indexed);
+  const int updates = d.builder().emit(dya).value;
+  d.builder().add_step(ScatterAddStep{acc.value, idx.value, updates, whole, row.length, row.stride});
+  AtomView result = zeros;
+  result.value = whole;
+  const int dx = d.lay_out(result);
+  return {std::move(d).finish(dx, "add_at(zeros, " + d.source_name({GradientSource::Kind::input, 1, ""}) + ", dY)")};
+}
+
+std::vector<Gradient> add_at_gradients(const Plan& forward) {
+  std::vector<Gradient> out;
+  {  // the table: dY itself
+    Derivation d(forward, 0, Op::rearrange);
+    const int dy = d.add_dy();
+    out.push_back(std::move(d).finish(d.lay_out(d.atoms(dy)), "dY"));
+  }
+  {  // the updates: dY gathered at the indices
+    Derivation d(forward, 2, Op::get_at);
+    const int dy = d.add_dy(), index = d.add_input(1);
+    const AtomView dya = d.atoms(dy);
+    const AxisId indexed = only_missing(dya.ids(), d.x_axes(), "add_at's indexed axis");
+    const Axes order = d.x_axes();
+    const AtomView src = d.builder().emit(over(d, dya, order));
+    const AtomView idx = d.builder().emit(over(d, d.atoms(index), order));
+    const AtomView dst = contiguous(d, order);
+    const AtomDim row = dya.at(indexed);
+    d.builder().add_step(GatherStep{src.value, idx.value, dst.value, row.length, row.stride});
+    out.push_back(std::move(d).finish(d.lay_out(dst), "get_at(dY, " +
+                                                          d.source_name({GradientSource::Kind::input, 1, ""}) + ")"));
+  }
+  return out;
+}
+
+std::vector<Gradient> cross_entropy_gradients(const Plan& forward) {
+  const CrossEntropyStep* step = nullptr;
+  for (const Step& s : forward.steps)
+    if (const auto* c = std::get_if<CrossEntropyStep>(&s)) step = c;
+  EINEXPR_ASSERT(step != nullptr && !step->backward, "backward: a cross_entropy plan without its step");
+  Derivation d(forward, 0, Op::cross_entropy);
+  const int dy = d.add_dy(), logits = d.add_input(0), targets = d.add_input(1);
+  const Axes order = d.x_axes();
+  const AxisId classes = only_missing(order, d.y_axes(), "cross_entropy's classes");
+  Axes rows;
+  for (AxisId id : order)
+    if (id != classes) rows.push_back(id);
+  const int x = d.builder().emit(over(d, d.atoms(logits), order)).value;
+  const int t = d.builder().emit(over(d, d.atoms(targets), rows)).value;
+  const int g = d.builder().emit(over(d, d.atoms(dy), rows)).value;
+  const AtomView dst = contiguous(d, order);
+  const auto axis = static_cast<int>(std::find(order.begin(), order.end(), classes) - order.begin());
+  d.builder().add_step(CrossEntropyStep{{g, x, t}, dst.value, true, axis, step->ignore_index});
+  return {std::move(d).finish(d.lay_out(dst), "dY · (softmax(A) - onehot(B)) along [" +
+                                                  d.dims_text({{classes}}) + "]")};
+}
+
+std::vector<Gradient> concat_gradients(const Plan& forward) {
+  std::vector<Gradient> out;
+  const Axes y = atoms_of(forward, forward.output).ids();
+  for (int i = 0; i < forward.num_inputs; ++i) {
+    Derivation d(forward, i, Op::rearrange);
+    const int dy = d.add_dy();
+    const AxisId part = only_missing(d.x_axes(), y, "a concatenation's part");
+    Axes all_inputs;
+    for (int j = 0; j < forward.num_inputs; ++j)
+      for (AxisId id : atoms_of(forward, j).ids()) all_inputs.push_back(id);
+    const AxisId whole = only_missing(y, all_inputs, "a concatenation's joined axis");
+    AtomView slice = d.atoms(dy);
+    const int at = slice.index_of(whole);
+    EINEXPR_ASSERT(at >= 0, "backward: dY lacks the joined axis");
+    AtomDim& w = slice.dims[static_cast<std::size_t>(at)];
+    slice.offset = checked_add(slice.offset, checked_mul(begin_of(d.axes(), whole, part), w.stride));
+    w = AtomDim{part, d.axes().length(part), w.stride};
+    slice.value = -1;
+    out.push_back(std::move(d).finish(d.lay_out(slice), "dY's slice " + d.dims_text({{part}}) + " of " +
+                                                            d.axes().name(whole)));
+  }
+  return out;
+}
+
+std::vector<Gradient> split_gradients(const Plan& forward) {
+  Derivation d(forward, 0, Op::rearrange);
+  const int dy = d.add_dy();
+  const Axes y = d.y_axes();
+  const AxisId whole = only_missing(d.x_axes(), y, "a split's axis");
+  const AxisId part = only_missing(y, d.x_axes(), "a split's part");
+  // Zeros in X's atom order, dY written into the part's slice.
+  Axes order = d.x_axes();
+  Shape shape;
+  for (AxisId id : order) shape.push_back(d.axes().length(id));
+  const Strides strides = contiguous_strides(shape);
+  const auto g = static_cast<std::size_t>(std::find(order.begin(), order.end(), whole) - order.begin());
+  Axes slice_order = order;
+  slice_order[g] = part;
+  const int from = d.builder().emit(over(d, d.atoms(dy), slice_order)).value;
+  Shape slice_shape = shape;
+  slice_shape[g] = d.axes().length(part);
+  const Layout into{slice_shape, strides, checked_mul(begin_of(d.axes(), whole, part), strides[g])};
+  AtomView result{-1, -1, 0, {}};
+  for (std::size_t i = 0; i < order.size(); ++i) result.dims.push_back(AtomDim{order[i], shape[i], strides[i]});
+  result.value = d.builder().new_temp_value(shape, strides, result.dims_axes());
+  result.buffer = d.builder().value(result.value).buffer;
+  d.builder().add_step(EmbedStep{from, result.value, into});
+  return {std::move(d).finish(d.lay_out(result), "dY written into zeros at " + d.dims_text({{part}}) + " of " +
+                                                     d.axes().name(whole))};
+}
+
+}  // namespace einexpr::detail::backward

@@ -1,0 +1,386 @@
+// The steps of the indexed ops on the CPU: FillStep, GatherStep (get_at), ScatterAddStep
+// (add_at) and CrossEntropyStep (plan.hpp's contract).
+//   gather        a loop nest over dst, src and the indices in dst's order; a row along which
+//                 the index does not change is one copy of contiguous table elements
+//   scatter-add   threads split the dims along which the accumulator moves (the table's own
+//                 dims), so no two threads add into one element; each thread walks every
+//                 index in order (the sum of repeated indices is the same on any thread count)
+//   cross-entropy one row of the logits at a time: the row's max and sum of exp (vec_math's
+//                 row kernel, in f32 or f64), lse = max + log(sum); backward writes
+//                 dY·exp(x - lse) and subtracts dY at the target, reading the row from cache
+// Every index is checked before anything is written: the first one outside [0, length) is an
+// IndexError naming the operand, its position among the indices and its value.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <optional>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+
+#include "cpu_kernels.hpp"
+#include "element.hpp"
+#include "strided_loop.hpp"
+#include "vec_math.hpp"
+
+namespace einexpr::cpu {
+
+namespace {
+
+template <class I>
+std::int64_t index_at(const std::byte* base, std::int64_t offset) {
+  return static_cast<std::int64_t>(reinterpret_cast<const I*>(base)[offset]);
+}
+
+std::int64_t read_index(const std::byte* base, std::int64_t offset, DType dtype) {
+  return dtype == DType::i32 ? index_at<std::int32_t>(base, offset) : index_at<std::int64_t>(base, offset);
+}
+
+/// The index view without its stride-0 dims (each distinct index once), as a shape and strides.
+struct Distinct {
+  Shape shape;
+  Strides strides;
+  std::int64_t offset = 0;
+};
+Distinct distinct(const Layout& l) {
+  Distinct d;
+  d.offset = l.offset;
+  for (std::size_t i = 0; i < l.shape.size(); ++i)
+    if (l.strides[i] != 0 || l.shape[i] == 0) {
+      d.shape.push_back(l.shape[i]);
+      d.strides.push_back(l.strides[i]);
+    }
+  return d;
+}
+
+/// Throws IndexError for the first index of `view` (distinct elements, row-major order) that is
+/// outside [0, length) and is not `allowed` (cross_entropy's ignore_index).
+void check_indices(const std::byte* base, const Layout& view, DType dtype, std::int64_t length,
+                   const std::string& what, std::optional<std::int64_t> allowed = std::nullopt) {
+  const Distinct d = distinct(view);
+  const std::int64_t n = checked_numel(d.shape);
+  if (n == 0) return;
+  const Nest<1> nest = Nest<1>::make(d.shape, {d.strides});
+  auto bad = [&](std::int64_t v) { return (v < 0 || v >= length) && !(allowed && v == *allowed); };
+  // A fast pass over every index (min and max per piece), then, only on failure, the first bad one.
+  std::atomic<bool> found{false};
+  parallel_pieces(nest, 4096, [&](const std::array<std::int64_t, 1>& off, std::int64_t len) {
+    const std::int64_t s = nest.row_stride(0);
+    bool any = false;
+    if (dtype == DType::i32) {
+      const auto* p = reinterpret_cast<const std::int32_t*>(base) + d.offset + off[0];
+      for (std::int64_t k = 0; k < len; ++k) any |= bad(p[k * s]);
+    } else {
+      const auto* p = reinterpret_cast<const std::int64_t*>(base) + d.offset + off[0];
+      for (std::int64_t k = 0; k < len; ++k) any |= bad(p[k * s]);
+    }
+    if (any) found.store(true, std::memory_order_relaxed);
+  });
+  if (!found.load()) return;
+  std::vector<std::int64_t> index(d.shape.size(), 0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::int64_t off = d.offset;
+    for (std::size_t i = 0; i < index.size(); ++i) off += index[i] * d.strides[i];
+    const std::int64_t v = read_index(base, off, dtype);
+    if (bad(v)) {
+      std::string pos;
+      for (std::size_t i = 0; i < index.size(); ++i) pos += (i ? ", " : "") + std::to_string(index[i]);
+      throw IndexError(what + ": index " + std::to_string(v) + " at position [" + pos + "] is out of range [0, " +
+                       std::to_string(length) + ")" + (v < 0 ? " (negative indices do not count from the end)" : "") +
+                       "; nothing was written");
+    }
+    for (std::size_t i = index.size(); i-- > 0;)
+      if (++index[i] < d.shape[i]) break;
+      else index[i] = 0;
+  }
+  throw InternalError("check_indices: a bad index found and lost", __FILE__, __LINE__);
+}
+
+/// Copies `len` elements of `es` bytes from src (stride ss) to dst (stride ds), in elements.
+inline void copy_row(std::byte* dst, std::int64_t ds, const std::byte* src, std::int64_t ss, std::int64_t len,
+                     std::size_t es) {
+  if (ds == 1 && ss == 1) {
+    std::memcpy(dst, src, static_cast<std::size_t>(len) * es);
+    return;
+  }
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    auto* d = reinterpret_cast<T*>(dst);
+    const auto* s = reinterpret_cast<const T*>(src);
+    for (std::int64_t k = 0; k < len; ++k) d[k * ds] = s[k * ss];
+  };
+  switch (es) {
+    case 1: go(std::uint8_t{}); break;
+    case 2: go(std::uint16_t{}); break;
+    case 4: go(std::uint32_t{}); break;
+    default: go(std::uint64_t{}); break;
+  }
+}
+
+}  // namespace
+
+Kernel fill_kernel(const Operand& dst, double value, DType dtype) {
+  Kernel k;
+  k.name = "fill " + std::string(name(dtype)) + " " + layout_str(dst.layout);
+  visit_dtype(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const S v = Element<S>::store(static_cast<compute_t<S>>(value));
+    const Nest<1> nest = Nest<1>::make(dst.layout.shape, {dst.layout.strides});
+    k.run = [dst, v, nest](const Workspace& ws) {
+      S* base = buffer_ptr<S>(ws, dst.buffer) + dst.layout.offset;
+      parallel_pieces(nest, 1 << 14, [&](const std::array<std::int64_t, 1>& off, std::int64_t len) {
+        const std::int64_t s = nest.row_stride(0);
+        S* p = base + off[0];
+        for (std::int64_t i = 0; i < len; ++i) p[i * s] = v;
+      });
+    };
+  });
+  return k;
+}
+
+Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& index, const Operand& dst, DType dtype,
+                     DType index_dtype) {
+  const std::size_t es = element_size(dtype);
+  // dst's dims in its own order (innermost fastest), collapsed where all three views allow.
+  const Nest<3> nest =
+      Nest<3>::make_ordered(dst.layout.shape, {dst.layout.strides, src.layout.strides, index.layout.strides}, 0);
+  const std::int64_t length = step.length, stride = step.stride;
+  Kernel k;
+  k.name = "gather " + std::string(name(dtype)) + " " + layout_str(src.layout) + " at " + std::string(name(index_dtype)) +
+           " " + layout_str(index.layout) + " -> " + layout_str(dst.layout);
+  k.run = [=](const Workspace& ws) {
+    const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
+    check_indices(idx, index.layout, index_dtype, length, "get_at's indices (operand 2)");
+    std::byte* out = buffer_ptr<std::byte>(ws, dst.buffer);
+    const std::byte* table = buffer_ptr<const std::byte>(ws, src.buffer);
+    const auto e = static_cast<std::int64_t>(es);
+    parallel_pieces(nest, 1 << 14, [&](const std::array<std::int64_t, 3>& off, std::int64_t len) {
+      const std::int64_t ds = nest.row_stride(0), ss = nest.row_stride(1), is = nest.row_stride(2);
+      std::byte* d = out + (dst.layout.offset + off[0]) * e;
+      const std::byte* s = table + (src.layout.offset + off[1]) * e;
+      const std::int64_t i0 = index.layout.offset + off[2];
+      if (is == 0) {  // one index for the whole row: a row of the table
+        copy_row(d, ds, s + read_index(idx, i0, index_dtype) * stride * e, ss, len, es);
+        return;
+      }
+      for (std::int64_t k = 0; k < len; ++k)
+        copy_row(d + k * ds * e, 1, s + (k * ss + read_index(idx, i0 + k * is, index_dtype) * stride) * e, 1, 1, es);
+    });
+  };
+  return k;
+}
+
+Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const Operand& index, const Operand& updates,
+                          DType dtype, DType index_dtype) {
+  // Parallel dims: the accumulator moves along them (distinct elements per index); serial
+  // dims: the accumulator stays (stride 0), so positions along them may add into one element.
+  Shape pshape, sshape;
+  std::array<Strides, 3> pstr{}, sstr{};
+  for (std::size_t d = 0; d < acc.layout.shape.size(); ++d) {
+    const bool parallel = acc.layout.strides[d] != 0;
+    (parallel ? pshape : sshape).push_back(acc.layout.shape[d]);
+    for (std::size_t v = 0; v < 3; ++v) {
+      const Layout& l = v == 0 ? acc.layout : v == 1 ? index.layout : updates.layout;
+      (parallel ? pstr : sstr)[v].push_back(l.strides[d]);
+    }
+  }
+  const Nest<3> pnest = Nest<3>::make_ordered(pshape, pstr, 0);
+  const std::int64_t serial = checked_numel(sshape);
+  const std::int64_t length = step.length, stride = step.stride;
+  Kernel k;
+  k.name = "scatter_add " + std::string(name(dtype)) + " " + layout_str(updates.layout) + " at " +
+           std::string(name(index_dtype)) + " " + layout_str(index.layout) + " into " + layout_str(acc.layout);
+  visit_dtype(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = compute_t<S>;
+    if constexpr (std::is_same_v<S, bool_t>) {
+      throw DTypeError("add_at on bool tensors is not defined");
+    } else {
+      k.run = [=](const Workspace& ws) {
+        const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
+        check_indices(idx, index.layout, index_dtype, length, "add_at's indices (operand 2)");
+        S* a = buffer_ptr<S>(ws, acc.buffer) + acc.layout.offset;
+        const S* u = buffer_ptr<const S>(ws, updates.buffer) + updates.layout.offset;
+        const std::int64_t i_base = index.layout.offset;
+        if (serial == 0 || pnest.numel() == 0) return;
+        const std::int64_t prow = pnest.row_length(), prows = pnest.rows();
+        const std::int64_t as = pnest.row_stride(0), is = pnest.row_stride(1), us = pnest.row_stride(2);
+        // One thread's share: rows [begin, end) of the parallel nest, over every serial position.
+        auto run = [&](std::int64_t begin, std::int64_t end) {
+          Odometer<3> sodo(sshape, sstr, sshape.size());
+          for (std::int64_t sp = 0; sp < serial; ++sp, sodo.next()) {
+            const auto& so = sodo.offsets();  // the serial position's offsets (acc's is 0)
+            Odometer<3> podo(pnest.shape, pnest.strides, pnest.shape.size() - 1);
+            podo.seek(begin);
+            for (std::int64_t r = begin; r < end; ++r, podo.next()) {
+              const auto& po = podo.offsets();
+              S* ar = a + po[0];
+              const S* ur = u + so[2] + po[2];
+              const std::int64_t ir = i_base + so[1] + po[1];
+              if (is == 0) {
+                S* row = ar + read_index(idx, ir, index_dtype) * stride;
+                if constexpr (std::is_same_v<S, C> && std::is_floating_point_v<C>) {
+                  if (as == 1 && us == 1) {
+#pragma omp simd
+                    for (std::int64_t k = 0; k < prow; ++k) row[k] += ur[k];
+                    continue;
+                  }
+                }
+                for (std::int64_t k = 0; k < prow; ++k)
+                  row[k * as] = Element<S>::store(static_cast<C>(
+                      static_cast<accumulate_t<C>>(Element<S>::load(row[k * as])) +
+                      static_cast<accumulate_t<C>>(Element<S>::load(ur[k * us]))));
+              } else {
+                for (std::int64_t k = 0; k < prow; ++k) {
+                  S* e = ar + k * as + read_index(idx, ir + k * is, index_dtype) * stride;
+                  *e = Element<S>::store(static_cast<C>(static_cast<accumulate_t<C>>(Element<S>::load(*e)) +
+                                                        static_cast<accumulate_t<C>>(Element<S>::load(ur[k * us]))));
+                }
+              }
+            }
+          }
+        };
+        const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), prows));
+        if (threads <= 1 || pnest.numel() * serial < parallel_threshold) {
+          run(0, prows);
+          return;
+        }
+        // Too few rows to share (one long row of the table): split the row dim instead.
+#pragma omp parallel num_threads(threads)
+        {
+          const auto [b, e] = thread_range(prows, omp_get_thread_num(), omp_get_num_threads());
+          run(b, e);
+        }
+      };
+    }
+  });
+  return k;
+}
+
+namespace {
+
+/// The geometry of a cross-entropy: the rows (every dim but the classes') of the logits, the
+/// targets and the per-row tensor (loss or dY), and the classes' dim of the logits (and of
+/// dlogits).
+struct XentRows {
+  Nest<4> rows;                 // views: logits, targets, per-row (loss or dY), dlogits
+  std::int64_t classes = 0;
+  std::int64_t x_stride = 0;    // the logits' stride along the classes
+  std::int64_t dx_stride = 0;   // dlogits'
+};
+
+XentRows xent_rows(const CrossEntropyStep& step, const Layout& logits, const Layout& targets, const Layout& per_row,
+                   const Layout* dlogits) {
+  XentRows g;
+  Shape shape;
+  std::array<Strides, 4> strides{};
+  std::size_t r = 0;
+  for (std::size_t d = 0; d < logits.shape.size(); ++d) {
+    if (static_cast<int>(d) == step.axis) {
+      g.classes = logits.shape[d];
+      g.x_stride = logits.strides[d];
+      g.dx_stride = dlogits ? dlogits->strides[d] : 0;
+      continue;
+    }
+    shape.push_back(logits.shape[d]);
+    strides[0].push_back(logits.strides[d]);
+    strides[1].push_back(targets.strides[r]);
+    strides[2].push_back(per_row.strides[r]);
+    strides[3].push_back(dlogits ? dlogits->strides[d] : 0);
+    ++r;
+  }
+  // Unit rows: a Nest needs at least one dim; make() adds one of length 1 when none is left.
+  g.rows = Nest<4>::make(shape, strides);
+  return g;
+}
+
+template <class C>
+const vec::RowKernels<C>& row_kernels() {
+  const vec::Table& t = vec::best_table();
+  if constexpr (std::is_same_v<C, float>) return t.rows_f32;
+  else return t.rows_f64;
+}
+
+}  // namespace
+
+Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Operand>& srcs, const Operand& dst,
+                            DType dtype, DType index_dtype) {
+  const bool backward = step.backward;
+  const Operand logits = srcs[backward ? 1 : 0], targets = srcs[backward ? 2 : 1];
+  const Operand per_row = backward ? srcs[0] : dst;
+  const XentRows g = xent_rows(step, logits.layout, targets.layout, per_row.layout, backward ? &dst.layout : nullptr);
+  const std::int64_t ignore = step.ignore_index;
+  Kernel k;
+  k.name = std::string(backward ? "d." : "") + "cross_entropy " + std::string(name(dtype)) + " " +
+           layout_str(logits.layout) + " along dim " + std::to_string(step.axis);
+  visit_dtype(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = compute_t<S>;
+    if constexpr (!std::is_floating_point_v<C>) {
+      throw DTypeError("cross_entropy needs floating logits, not " + std::string(name(dtype)));
+    } else {
+      k.run = [=](const Workspace& ws) {
+        const std::byte* tbase = buffer_ptr<const std::byte>(ws, targets.buffer);
+        check_indices(tbase, targets.layout, index_dtype, g.classes, "cross_entropy's targets (operand 2)", ignore);
+        const S* x = buffer_ptr<const S>(ws, logits.buffer) + logits.layout.offset;
+        const std::int64_t t0 = targets.layout.offset;
+        S* out = buffer_ptr<S>(ws, dst.buffer) + dst.layout.offset;
+        const S* dy = backward ? buffer_ptr<const S>(ws, srcs[0].buffer) + srcs[0].layout.offset : nullptr;
+        const std::int64_t n = g.classes, rows = g.rows.numel();
+        const vec::RowKernels<C>& rk = row_kernels<C>();
+        const bool in_place = std::is_same_v<S, C> && g.x_stride == 1;
+        const bool out_direct = std::is_same_v<S, C> && g.dx_stride == 1;
+        auto run = [&](std::int64_t begin, std::int64_t end) {
+          std::vector<C> row(in_place ? 0 : static_cast<std::size_t>(n));
+          std::vector<C> grad(backward && !out_direct ? static_cast<std::size_t>(n) : 0);
+          Odometer<4> odo(g.rows.shape, g.rows.strides, g.rows.shape.size());
+          odo.seek(begin);
+          for (std::int64_t r = begin; r < end; ++r, odo.next()) {
+            const auto& o = odo.offsets();
+            const S* xr = x + o[0];
+            const C* xc;
+            if (in_place) {
+              xc = reinterpret_cast<const C*>(xr);
+            } else {
+              for (std::int64_t c = 0; c < n; ++c) row[static_cast<std::size_t>(c)] = Element<S>::load(xr[c * g.x_stride]);
+              xc = row.data();
+            }
+            const std::int64_t t = read_index(tbase, t0 + o[1], index_dtype);
+            const bool ignored = t == ignore;
+            if (!backward) {
+              C loss = 0;
+              if (!ignored) loss = rk.logsumexp(xc, n) - xc[t];
+              out[o[2]] = Element<S>::store(loss);
+              continue;
+            }
+            S* dxr = out + o[3];
+            const C scale = ignored ? C(0) : Element<S>::load(dy[o[2]]);
+            C* gr = out_direct ? reinterpret_cast<C*>(dxr) : grad.data();
+            if (ignored) {
+              std::fill(gr, gr + n, C(0));
+            } else {
+              rk.scaled_exp(xc, gr, n, rk.logsumexp(xc, n), scale, false);
+              gr[t] -= scale;
+            }
+            if (!out_direct)
+              for (std::int64_t c = 0; c < n; ++c) dxr[c * g.dx_stride] = Element<S>::store(gr[static_cast<std::size_t>(c)]);
+          }
+        };
+        const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), rows));
+        if (threads <= 1 || rows * n < parallel_threshold) {
+          run(0, rows);
+          return;
+        }
+#pragma omp parallel num_threads(threads)
+        {
+          const auto [b, e] = thread_range(rows, omp_get_thread_num(), omp_get_num_threads());
+          run(b, e);
+        }
+      };
+    }
+  });
+  return k;
+}
+
+}  // namespace einexpr::cpu

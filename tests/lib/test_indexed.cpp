@@ -1,0 +1,319 @@
+// get_at, add_at, cross_entropy, concatenation and split: against torch 1.13's values and its
+// autograd gradients (tests/lib/data/make_index_torch.py, committed) in f64, f32 and bf16, on
+// contiguous and strided inputs, i64 and i32 indices; against f64 loops at sizes that run on
+// every thread; their plans, costs, bad inputs (messages and carets, nothing written), scalar
+// operands.
+#include <cmath>
+#include <random>
+
+#include "data/index_torch_values.hpp"
+#include "einexpr/codegen/backward.hpp"
+#include "einexpr/einexpr.hpp"
+#include "matchers.hpp"
+
+using namespace einexpr;
+using testing_support::MessageHas;
+
+namespace {
+
+/// The same values with other strides: dims 0 and last swapped in memory (rank >= 2), or
+/// every other element of a longer buffer (rank 1).
+Tensor strided(const Tensor& x) {
+  if (x.dim() >= 2) return x.transpose(0, x.dim() - 1).contiguous().transpose(0, x.dim() - 1);
+  if (x.dim() == 1) {
+    Tensor two = Tensor::zeros({x.shape()[0], 2}, x.dtype());
+    two.select(1, 0).copy_from(x);
+    two.select(1, 1).copy_from(x);
+    return two.select(1, 0);
+  }
+  return x;
+}
+
+void check_values(const std::vector<double>& got, const std::vector<double>& want, double tol, double floor) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i, got[i], want[i]);
+    if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
+    else if (std::isinf(want[i])) CHECK(got[i] == want[i]);
+    else CHECK(std::fabs(got[i] - want[i]) <= tol * std::max(std::fabs(want[i]), floor));
+  }
+}
+
+double largest(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+bool is_index(const torch_values::IndexCase& c, std::size_t i) {
+  return std::find(c.integer.begin(), c.integer.end(), static_cast<int>(i)) != c.integer.end();
+}
+
+OpSpec spec_of(const torch_values::IndexCase& c, int output = 0) {
+  const std::string op = c.op;
+  if (op == "get_at") return OpSpec::get_at(c.lengths);
+  if (op == "add_at") return OpSpec::add_at(c.lengths);
+  if (op == "cross_entropy") return OpSpec::cross_entropy(c.ignore_index, c.lengths);
+  return OpSpec::rearrange(c.lengths, Copy::if_needed, output);
+}
+
+/// The op through the public functions.
+std::vector<Tensor> run_public(const torch_values::IndexCase& c, const std::vector<Tensor>& in) {
+  const std::string op = c.op;
+  if (op == "get_at") return {get_at(in[0], in[1], c.pattern, c.lengths)};
+  if (op == "add_at") return {add_at(in[0], in[1], in[2], c.pattern, c.lengths)};
+  if (op == "cross_entropy") return {cross_entropy(in[0], in[1], c.pattern, c.ignore_index, c.lengths)};
+  if (op == "split") return split(in[0], c.pattern, c.lengths);
+  return {rearrange(std::span<const Tensor>(in), c.pattern, c.lengths)};
+}
+
+}  // namespace
+
+TEST_CASE("indexed ops, concatenation and split match torch: values and autograd's gradients", "[indexed]") {
+  for (const torch_values::IndexCase& c : torch_values::index_cases) {
+    for (const DType dtype : {DType::f64, DType::f32, DType::bf16}) {
+      for (const bool strided_inputs : {false, true}) {
+        CAPTURE(c.what, c.pattern, name(dtype), strided_inputs);
+        const DType index_dtype = strided_inputs ? DType::i32 : DType::i64;
+        std::vector<Tensor> in;
+        for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+          Tensor t = Tensor::from_doubles(c.inputs[i].values, c.inputs[i].shape, is_index(c, i) ? index_dtype : dtype);
+          in.push_back(strided_inputs ? strided(t) : t);
+        }
+        // The inputs as the dtype holds them (f32 and bf16 round): the torch values are for the f64
+        // ones, so the tolerance allows for the inputs' rounding (relative to their largest value).
+        const std::vector<Tensor> out = run_public(c, in);
+        double input_scale = 0;
+        for (std::size_t i = 0; i < c.inputs.size(); ++i)
+          if (!is_index(c, i)) input_scale = std::max(input_scale, largest(c.inputs[i].values));
+        const double eps = dtype == DType::f64 ? 0x1p-52 : dtype == DType::f32 ? 0x1p-23 : 0x1p-8;
+        REQUIRE(out.size() == c.outputs.size());
+        const bool copies = std::string(c.op) == "get_at" || std::string(c.op) == "rearrange" ||
+                            std::string(c.op) == "split";
+        for (std::size_t o = 0; o < out.size(); ++o) {
+          CAPTURE(o);
+          REQUIRE(out[o].shape() == c.outputs[o].shape);
+          CHECK(out[o].dtype() == dtype);
+          const double scale = largest(c.outputs[o].values);
+          if (copies) {  // moved bit for bit: exactly torch's values, rounded to the dtype as the inputs were
+            const Tensor want = Tensor::from_doubles(c.outputs[o].values, c.outputs[o].shape, dtype);
+            CHECK(out[o].to_vector<double>() == want.to_vector<double>());
+          } else {
+            const double tol = std::max(dtype == DType::f64 ? 1e-12 : dtype == DType::f32 ? 4e-6 : 4e-2,
+                                        8 * eps * input_scale / std::max(scale, 1e-300));
+            check_values(out[o].to_vector<double>(), c.outputs[o].values, tol, scale);
+          }
+        }
+        if (dtype == DType::bf16) continue;  // gradients: f64 and f32
+        // Gradients: each output's plan's gradients, summed over the outputs (a split's).
+        std::vector<Tensor> grads;
+        for (std::size_t o = 0; o < out.size(); ++o) {
+          const Compiled compiled(spec_of(c, static_cast<int>(o)), c.pattern);
+          const Plan& plan = compiled.plan(in);
+          const Tensor dy = Tensor::from_doubles(c.dys[o].values, c.dys[o].shape, dtype);
+          const std::vector<Gradient> gs = gradients(plan);
+          const std::vector<Tensor> g = run_gradients(plan, gs, in, out[o], dy);
+          std::size_t k = 0;
+          for (std::size_t i = 0; i < in.size(); ++i) {
+            if (is_index(c, i)) continue;
+            REQUIRE(k < g.size());
+            CHECK(gs[k].input == static_cast<int>(i));
+            if (grads.size() <= k) grads.push_back(g[k].to(DType::f64));
+            else grads[k] = map(grads[k], g[k].to(DType::f64), "..., ... -> ...", "add");
+            ++k;
+          }
+          CHECK(k == g.size());
+        }
+        REQUIRE(grads.size() == c.grads.size());
+        for (std::size_t k = 0; k < grads.size(); ++k) {
+          CAPTURE(k);
+          REQUIRE(grads[k].shape() == c.grads[k].shape);
+          check_values(grads[k].to_vector<double>(), c.grads[k].values,
+                       std::max(dtype == DType::f64 ? 1e-12 : 1e-5, 8 * eps * input_scale), largest(c.grads[k].values));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("get_at, add_at and cross_entropy at sizes that run on every thread, against f64 loops", "[indexed]") {
+  const std::int64_t V = 1001, D = 96, B = 7, S = 113;
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<std::int64_t> pick(0, V - 1);
+  std::vector<std::int64_t> tok(static_cast<std::size_t>(B * S));
+  for (auto& t : tok) t = pick(rng) % 37;  // many repeats: scatter-adds collide
+  const Tensor table = Tensor::randn({V, D}, DType::f32, 1);
+  const Tensor idx = Tensor::from_vector(tok, {B, S});
+  const std::vector<double> tv = table.to_vector<double>();
+
+  const Tensor x = get_at(table, idx, "[v] d, b s -> b s d");
+  const std::vector<double> xv = x.to_vector<double>();
+  for (std::size_t p = 0; p < tok.size(); ++p)
+    for (std::int64_t d = 0; d < D; ++d)
+      REQUIRE(xv[p * D + static_cast<std::size_t>(d)] == tv[static_cast<std::size_t>(tok[p] * D + d)]);
+
+  const Tensor upd = Tensor::randn({B, S, D}, DType::f32, 2);
+  const Tensor sum = add_at(table, idx, upd, "[v] d, b s, b s d -> [v] d");
+  std::vector<double> want = tv;  // in f32, in order: each element's adds happen in index order
+  std::vector<float> acc(tv.begin(), tv.end());
+  const std::vector<double> uv = upd.to_vector<double>();
+  for (std::size_t p = 0; p < tok.size(); ++p)
+    for (std::int64_t d = 0; d < D; ++d)
+      acc[static_cast<std::size_t>(tok[p] * D + d)] += static_cast<float>(uv[p * D + static_cast<std::size_t>(d)]);
+  const std::vector<double> sv = sum.to_vector<double>();
+  for (std::size_t i = 0; i < acc.size(); ++i) REQUIRE(sv[i] == static_cast<double>(acc[i]));
+
+  // cross_entropy over 1001 classes, rows strided (classes in the middle).
+  const Tensor logits = map(Tensor::randn({B, V, S}, DType::f32, 3), 4.0, "b v s, -> b v s", "mul");
+  const Tensor loss = cross_entropy(logits, idx, "b [v] s, b s -> b s");
+  const std::vector<double> lv = logits.to_vector<double>(), got = loss.to_vector<double>();
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t s = 0; s < S; ++s) {
+      double m = -INFINITY, e = 0;
+      auto at = [&](std::int64_t v) { return lv[static_cast<std::size_t>((b * V + v) * S + s)]; };
+      for (std::int64_t v = 0; v < V; ++v) m = std::max(m, at(v));
+      for (std::int64_t v = 0; v < V; ++v) e += std::exp(at(v) - m);
+      const double l = m + std::log(e) - at(tok[static_cast<std::size_t>(b * S + s)]);
+      REQUIRE(std::fabs(got[static_cast<std::size_t>(b * S + s)] - l) <= 1e-5 * std::max(1.0, l));
+    }
+}
+
+TEST_CASE("get_at of every dtype moves elements bit for bit", "[indexed]") {
+  const Tensor idx = Tensor::from_vector(std::vector<std::int32_t>{2, 0, 2, 1}, {4});
+  for (const DType dtype : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::f8_e4m3, DType::f8_e5m2, DType::i64,
+                            DType::i32, DType::boolean}) {
+    CAPTURE(name(dtype));
+    const Tensor table = Tensor::from_doubles({1, 0, 3, -2, 0, 1}, {3, 2}, dtype);
+    const Tensor got = get_at(table, idx, "[v] d, n -> n d");
+    const std::vector<double> t = table.to_vector<double>();
+    CHECK(got.to_vector<double>() == std::vector<double>{t[4], t[5], t[0], t[1], t[4], t[5], t[2], t[3]});
+  }
+}
+
+TEST_CASE("indexed ops: bad indices are IndexErrors naming the position and value, before any write", "[indexed]") {
+  const Tensor table = Tensor::randn({5, 3}, DType::f32, 1);
+  const Tensor bad = Tensor::from_vector(std::vector<std::int64_t>{0, 4, 5, 1}, {2, 2});
+  CHECK_THROWS_MATCHES(get_at(table, bad, "[v] d, b s -> b s d"), IndexError,
+                       MessageHas({"get_at's indices (operand 2)", "index 5 at position [1, 0]", "[0, 5)",
+                                   "nothing was written", "get_at('[v] d, b s -> b s d')"}));
+  const Tensor negative = Tensor::from_vector(std::vector<std::int32_t>{0, -1}, {2});
+  CHECK_THROWS_MATCHES(get_at(table, negative, "[v] d, n -> n d"), IndexError,
+                       MessageHas({"index -1 at position [1]", "negative indices do not count from the end"}));
+  const Tensor upd = Tensor::randn({2, 2, 3}, DType::f32, 2);
+  CHECK_THROWS_MATCHES(add_at(table, bad, upd, "[v] d, b s, b s d -> [v] d"), IndexError,
+                       MessageHas({"add_at's indices (operand 2)", "index 5 at position [1, 0]"}));
+  const Tensor logits = Tensor::randn({2, 2, 5}, DType::f32, 3);
+  CHECK_THROWS_MATCHES(cross_entropy(logits, bad, "b s [v], b s -> b s"), IndexError,
+                       MessageHas({"cross_entropy's targets (operand 2)", "index 5 at position [1, 0]"}));
+  // ignore_index is no error; any other negative target is.
+  const Tensor ignored = Tensor::from_vector(std::vector<std::int64_t>{0, -100, 4, 1}, {2, 2});
+  const Tensor loss = cross_entropy(logits, ignored, "b s [v], b s -> b s");
+  CHECK(loss.to_vector<float>()[1] == 0.0f);
+  CHECK_THROWS_AS(cross_entropy(logits, ignored, "b s [v], b s -> b s", 0), IndexError);
+  // A float index tensor is a DTypeError naming the operand.
+  CHECK_THROWS_MATCHES(get_at(table, Tensor::zeros({2}, DType::f32), "[v] d, n -> n d"), DTypeError,
+                       MessageHas({"operand 2 holds the indices", "i64 or i32, not f32"}));
+}
+
+TEST_CASE("indexed and concatenation patterns: errors with their carets", "[indexed]") {
+  const Tensor t = Tensor::randn({5, 3}, DType::f32, 1);
+  const Tensor i = Tensor::from_vector(std::vector<std::int64_t>{0, 1}, {2});
+  struct Bad {
+    const char* pattern;
+    const char* message;
+    std::size_t caret;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"v d, n -> n d", "no brackets", 13},
+           {"[v] [d], n -> n d", "brackets exactly one axis", 4},
+           {"[(v w)] d, n -> n d", "one named axis, not a composition", 1},
+           {"[v] d, n -> n v d", "is the indexed axis: get_at replaces it", 14},
+           {"[v] d, n -> n", "in the output lacks axis 'd'", 12},
+           {"[v] d, v -> v d", "is the indexed axis: the indices select along it", 7},
+       }) {
+    CAPTURE(b.pattern);
+    try {
+      (void)get_at(t, i, b.pattern);
+      FAIL("no error");
+    } catch (const PatternError& e) {
+      CHECK_THAT(e, MessageHas(b.message));
+      CHECK(e.position() == b.caret);
+    }
+  }
+  // '+' means nothing in an einsum, and a concatenation needs one part per input.
+  CHECK_THROWS_MATCHES(einsum(t, t, "a (b + c), a d -> d"), PatternError,
+                       MessageHas({"'(a + b)' concatenates, which only rearrange does", "einsum"}));
+  CHECK_THROWS_MATCHES(rearrange({t, t}, "a b, a c -> a (b + c + d)"), PatternError,
+                       MessageHas("has 3 parts but 2 inputs are given"));
+  CHECK_THROWS_MATCHES(rearrange({t, t}, "a b, a c -> a b c"), PatternError,
+                       MessageHas("concatenates them: write the joined dim as '(a + b)'"));
+  CHECK_THROWS_MATCHES(rearrange(t, "a (b + c) -> a b"), PatternError,
+                       MessageHas("'(b + c)' has 2 parts but 1 output is given"));
+  CHECK_THROWS_MATCHES(rearrange({t, t}, "a (b c), a d -> a ((b c) + d)"), PatternError,
+                       MessageHas("nested parenthesis"));
+  CHECK_THROWS_MATCHES(rearrange({t, t}, "a b, a c -> a (b + )"), PatternError,
+                       MessageHas("'+' needs an axis on each side"));
+  // The parts of a split must add up to the dim.
+  CHECK_THROWS_MATCHES(split(t, "a (b + c) -> a b, a c", {{"b", 2}, {"c", 2}}), ShapeError,
+                       MessageHas({"add up to 4", "has length 3"}));
+  CHECK_THROWS_MATCHES(split(t, "a (b + c + d) -> a b, a c, a d", {{"b", 1}}), ShapeError,
+                       MessageHas("give the lengths of all parts"));
+  CHECK_THROWS_MATCHES(split(t, "a (b + c) -> a b, a c", {{"b", 4}}), ShapeError,
+                       MessageHas("add up to 4, more than dim 1's length 3"));
+  // Concatenated inputs must agree on the other axes.
+  CHECK_THROWS_MATCHES(rearrange({t, Tensor::randn({4, 2}, DType::f32)}, "a b, a c -> a (b + c)"), ShapeError,
+                       MessageHas("axis a is 5"));
+}
+
+TEST_CASE("split: views where the strides allow; concatenation: one copy per input, no more", "[indexed]") {
+  const Tensor qkv = Tensor::randn({2, 3, 9}, DType::f32, 4);
+  const std::vector<Tensor> parts = split(qkv, "b s (q + k + v) -> b s q, b s k, b s v", {{"q", 2}, {"k", 3}});
+  REQUIRE(parts.size() == 3);
+  for (const Tensor& p : parts) CHECK(p.same_storage(qkv));
+  CHECK(parts[2].shape() == Shape{2, 3, 4});
+  CHECK_FALSE(split(qkv, "b s (q + k) -> b s q, b s k", {{"q", 2}}, Copy::always).at(0).same_storage(qkv));
+  const Tensor a = Tensor::randn({2, 3}, DType::f32, 5), b = Tensor::randn({2, 4}, DType::f32, 6);
+  const Compiled c(OpSpec::rearrange(), "n s, n t -> n (s + t)");
+  const std::vector<Tensor> in{a, b};
+  const Plan& plan = c.plan(in);
+  int copies = 0, joins = 0;
+  for (const Step& s : plan.steps) {
+    copies += std::holds_alternative<CopyStep>(s);
+    joins += std::holds_alternative<JoinStep>(s);
+  }
+  CHECK(copies == 2);
+  CHECK(joins == 1);
+  const Cost cost_of = cost(plan);
+  CHECK(cost_of.flops == Count(0));
+  CHECK(cost_of.bytes_planned == Count(2 * 2 * (3 + 4) * 4));  // each element read once and written once
+  CHECK(cost_of.peak_extra_bytes == Count(2 * 7 * 4));
+}
+
+TEST_CASE("indexed ops: their costs", "[indexed]") {
+  // get_at: 0 FLOPs; the rows it reads and the indices; add_at: one add per update.
+  const Cost g = cost(plan_from_sizes(OpSpec::get_at(), "[v] d, b s -> b s d", {{"v", 50257}, {"d", 768}, {"b", 8}, {"s", 1024}}));
+  CHECK(g.flops == Count(0));
+  CHECK(g.bytes_planned == Count(8 * 1024 * 768 * 4 * 2 + 8 * 1024 * 8));
+  const Cost a = cost(plan_from_sizes(OpSpec::add_at(), "[v] d, b s, b s d -> [v] d",
+                                      {{"v", 100}, {"d", 16}, {"b", 2}, {"s", 3}}));
+  CHECK(a.flops == Count(2 * 3 * 16));
+  // cross_entropy: 4 per logit and 1 per row forward; 7 and 1 backward.
+  const Plan x = plan_from_sizes(OpSpec::cross_entropy(), "b s [v], b s -> b s", {{"b", 2}, {"s", 5}, {"v", 11}});
+  CHECK(cost(x).flops == Count(4 * 2 * 5 * 11 + 2 * 5));
+  CHECK(cost(x).bytes_read == Count(2 * 5 * 11 * 4 + 2 * 5 * 8));
+  CHECK(backward_cost(x).flops == Count(7 * 2 * 5 * 11 + 2 * 5));
+  // The plan keeps nothing of B S V size but the logits: one step, the loss its only temporary.
+  CHECK(cost(x).peak_extra_bytes == Count(2 * 5 * 4));
+}
+
+TEST_CASE("scalar operands: a number beside a tensor", "[indexed]") {
+  const Tensor x = Tensor::randn({3, 4}, DType::f32, 7);
+  const std::vector<float> xv = x.to_vector<float>();
+  const std::vector<float> twice = map(x, 2.0, "a b, -> a b", "mul").to_vector<float>();
+  const std::vector<float> minus = map(1.0, x, ", a b -> a b", BinaryOp::sub).to_vector<float>();
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    CHECK(twice[i] == xv[i] * 2.0f);
+    CHECK(minus[i] == 1.0f - xv[i]);
+  }
+  CHECK(map(Tensor::randn({2}, DType::bf16), 0.5, "a, -> a", "mul").dtype() == DType::bf16);
+}
