@@ -14,9 +14,12 @@
 #       through Eigen rather than OpenBLAS, no -march=native, RUNPATH $ORIGIN/lib), copies
 #       them with libsleef.so.3 and libgomp.so.1 into .device-carry/ (git-ignored), then
 #       fails, before any GPU time is spent, when a staged binary needs a library that is
-#       neither carried nor on the GPU machine (scripts/check_carry.sh libs), or when the
-#       carry and this checkout's tree exceed the tool's 64 MiB (scripts/check_carry.sh
-#       size). It ends by printing the device call to make.
+#       neither carried nor on the GPU machine (scripts/check_carry.sh libs), when the carry
+#       and this checkout's tree exceed the tool's 64 MiB (scripts/check_carry.sh size), or
+#       when a binary does not start where the system's libraries are only the GPU
+#       machine's (scripts/bare_run.sh, where unshare -m is allowed; else ldd alone). It
+#       ends by printing the device call to make. Run it in the checkout the device tool
+#       sends (the calling session's), or copy .device-carry/ there.
 #   scripts/bench_cuda.sh --device [--quick] [--bench-only] [-- ARGS...]
 #       on that machine, with no build, in the checkout's root: runs what --stage left.
 #       1. Every library the binaries need must load (ldd, with the carry's lib/ and the
@@ -40,7 +43,12 @@
 #
 # The first call on a GPU (bench/cuda/README.md, "Running it"): here, in the checkout the
 # device tool sends, `scripts/bench_cuda.sh --stage`; then the run tool with command
-# `scripts/bench_cuda.sh --device --quick`, carry [".device-carry"], timeout_s 480.
+#   set -o pipefail; bash scripts/bench_cuda.sh --device --quick 2>&1 | tee "$OUT/device.txt"
+# carry [".device-carry"], timeout_s 480 (tee keeps the whole console in $OUT; the reply
+# holds only its last 12,000 characters). Every
+# process is killed 10 s after its own timeout at worst, so the run ends by ~430 s; expected
+# far sooner (the tests and --quick use small sizes), leaving the session's 15 minutes of
+# device time room for a second call. tests/scripts checks this flow with stand-ins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -94,7 +102,7 @@ resolved() {
 }
 
 stage() {
-  local bin lib path
+  local bin path
   rm -rf "$carry"
   mkdir -p "$carry/lib"
   cp "$stage_build/bench/cuda/bench_cuda" "$stage_build/tests/cuda/test_cuda" "$carry/"
@@ -133,9 +141,10 @@ stage() {
     echo "$me: test_cuda and bench_cuda start with only the carry and the GPU machine's libraries (scripts/bare_run.sh)"
   fi
   echo "$me: test groups (test_cuda -# --list-tags): $(grep -o '\[#[^]]*\]' <<<"$tags" | tr -d '[]#' | tr '\n' ' ')"
-  cat <<EOF
-$me: staged $(du -sh "$carry" | cut -f1) in $carry/. The device call (run tool), in this checkout:
-  command: scripts/bench_cuda.sh --device --quick
+  echo "$me: staged $(du -sh "$carry" | cut -f1) in $carry/ of $PWD"
+  cat <<'EOF'
+The device call (run tool), from the session whose checkout this is:
+  command: set -o pipefail; bash scripts/bench_cuda.sh --device --quick 2>&1 | tee "$OUT/device.txt"
   carry: [".device-carry"]
   timeout_s: 480
 EOF
@@ -235,7 +244,8 @@ device_run() {
   summary="$out/summary.txt"
   printf '| group | exit | s | result |\n|---|---|---|---|\n' >"$summary"
   for bin in test_cuda bench_cuda; do
-    [ -x "$carry/$bin" ] || { echo "$me: no $carry/$bin; run $me --stage first and carry $carry" >&2; exit 2; }
+    [ -f "$carry/$bin" ] || { echo "$me: no $carry/$bin; run $me --stage first and carry $carry" >&2; exit 2; }
+    [ -x "$carry/$bin" ] || chmod +x "$carry/$bin"   # in case the copy lost the mode
   done
   echo "== libraries"
   path="$(library_path "$carry/test_cuda" "$carry/bench_cuda")"
