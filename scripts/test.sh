@@ -55,7 +55,7 @@ if [ "$sanitizers" = all ] || [ "$sanitizers" = asan ]; then
   echo "== scripts/test.sh: build-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
   sanitized_build build-asan ON
   UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'install|lint|cuda'
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'install|lint|cuda|scripts'
 fi
 if [ "$sanitizers" = all ] || [ "$sanitizers" = tsan ]; then
   echo "== scripts/test.sh: build-tsan (ThreadSanitizer, tests/concurrency)"
