@@ -58,7 +58,7 @@ std::shared_ptr<Block> make_block() {
   const einexpr::ProgramPlan& plan = b->program->plan();
   std::uint64_t seed = 1;
   for (const einexpr::ProgramTensor& t : plan.tensors) {
-    if (t.role == einexpr::TensorRole::statement) continue;
+    if (t.role != einexpr::TensorRole::input && t.role != einexpr::TensorRole::param) continue;
     if (dir != nullptr && *dir != '\0') {
       b->inputs[t.name] = einexpr::read_npy(std::string(dir) + "/" + t.name + ".npy");
       continue;

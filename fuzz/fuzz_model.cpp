@@ -92,8 +92,12 @@ void check_statement(const ast::Program& p, const ast::Item& item, const SourceC
   FUZZ_CHECK(at.text.substr(literal.begin, literal.end - literal.begin) == "\"" + s.pattern.pattern.text + "\"",
              "the pattern's Source is not its literal");
   for (const ast::AxisDef& d : s.lengths) at(d);
-  for (const ast::Identifier& in : s.inputs) {
-    at(in, "tensor argument");
+  for (const ast::Identifier& n : s.more_names) at(n, "statement name");
+  FUZZ_CHECK(s.literals.empty() || s.literals.size() == s.inputs.size(), "the literals do not line up with the inputs");
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    const ast::Identifier& in = s.inputs[i];
+    at(in, s.is_literal(i) ? "number argument" : "tensor argument");
+    if (s.is_literal(i)) continue;  // a number: a constant, defined where it is written
     const ast::Item* def = ast::find_tensor(p, in.name);
     FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
   }

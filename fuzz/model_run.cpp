@@ -36,7 +36,7 @@ void run(const ast::Program& program, const ProgramOptions& options) {
   std::map<std::string, Tensor, std::less<>> inputs;
   std::uint64_t seed = 1;
   for (const ProgramTensor& t : m.plan().tensors) {
-    if (t.role == TensorRole::statement) continue;
+    if (t.role != TensorRole::input && t.role != TensorRole::param) continue;
     if (checked_numel(t.shape) * static_cast<std::int64_t>(element_size(t.dtype)) > max_run_bytes) return;
     inputs[t.name] = Tensor::randn(t.shape, DType::f64, seed++).to(t.dtype);
   }

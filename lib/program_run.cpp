@@ -7,6 +7,7 @@
 // statement that makes them to the last that reads them, views included); buffers holding
 // an output get storage of their own, which the returned tensors keep.
 #include <algorithm>
+#include <map>
 
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/codegen/memory_plan.hpp"
@@ -23,6 +24,7 @@ struct CompiledProgram::Impl {
   std::vector<std::int64_t> buffer_offset;      // per ProgramBuffer: arena offset, -1 if not there
   std::vector<std::vector<std::int64_t>> staging_offset;  // per statement, per staging temporary
   std::vector<int> output_buffers;              // ProgramBuffers with storage of their own
+  std::map<int, Tensor> constants;              // the numbers written in the program, on the device
   std::int64_t arena = 0, unshared = 0, outputs = 0;
 
   void plan_buffers();
@@ -79,7 +81,7 @@ std::map<int, Tensor> CompiledProgram::Impl::bind_inputs(const std::map<std::str
   std::map<int, Tensor> bound;
   for (const auto& [name, tensor] : inputs) {
     const int id = plan.tensor(name);
-    if (id < 0 || plan.tensor(id).role == TensorRole::statement)
+    if (id < 0 || (plan.tensor(id).role != TensorRole::input && plan.tensor(id).role != TensorRole::param))
       throw Error("'" + name + "' names no input or param of the program");
     const ProgramTensor& t = plan.tensor(id);
     if (!tensor.defined()) throw Error(std::string(einexpr::name(t.role)) + " '" + name + "' is an undefined tensor");
@@ -94,9 +96,12 @@ std::map<int, Tensor> CompiledProgram::Impl::bind_inputs(const std::map<std::str
                         " but the program runs on " + device.str());
     bound[id] = tensor.is_contiguous() ? tensor : tensor.contiguous();
   }
-  for (std::size_t id = 0; id < plan.tensors.size(); ++id)
-    if (plan.tensors[id].role != TensorRole::statement && !bound.count(static_cast<int>(id)))
-      throw Error("missing " + std::string(einexpr::name(plan.tensors[id].role)) + " '" + plan.tensors[id].name + "'");
+  for (std::size_t id = 0; id < plan.tensors.size(); ++id) {
+    const TensorRole role = plan.tensors[id].role;
+    if ((role == TensorRole::input || role == TensorRole::param) && !bound.count(static_cast<int>(id)))
+      throw Error("missing " + std::string(einexpr::name(role)) + " '" + plan.tensors[id].name + "'");
+  }
+  for (const auto& [id, t] : constants) bound[id] = t;
   return bound;
 }
 
@@ -106,6 +111,10 @@ CompiledProgram::CompiledProgram(const ast::Program& program, const ProgramOptio
   impl_->device = device;
   for (const PlannedStatement& st : impl_->plan.statements) impl_->programs.push_back(lower(st.plan, device));
   impl_->plan_buffers();
+  for (std::size_t id = 0; id < impl_->plan.tensors.size(); ++id) {
+    const ProgramTensor& t = impl_->plan.tensors[id];
+    if (t.role == TensorRole::constant) impl_->constants[static_cast<int>(id)] = Tensor::full({}, t.value, t.dtype, device);
+  }
 }
 
 CompiledProgram::~CompiledProgram() = default;

@@ -5,6 +5,7 @@
 // the op's name against the table, the order of a call's arguments, and the pattern (parsed
 // here, its errors moved into the file). They throw ProgramError at the offending byte.
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +44,8 @@ struct ProgramBuilder {
   bool in_group = false;
   std::optional<ast::Identifier> dtype;
   std::vector<ast::Identifier> names;   // an output line's names, or a call's tensors
+  std::vector<std::optional<double>> literals;  // per call argument in names: a number's value
+  std::vector<ast::Identifier> more_names;      // a split statement's further names
   ast::Identifier op_name;
   Op op = Op::einsum;
   std::optional<ast::PatternArg> pattern;
@@ -70,6 +73,8 @@ struct ProgramBuilder {
     dims.clear();
     dtype.reset();
     names.clear();
+    literals.clear();
+    more_names.clear();
     pattern.reset();
     function.reset();
   }
@@ -82,6 +87,12 @@ template <>
 struct action<tensor_name> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) { b.name = b.identifier(in); }
+};
+
+template <>
+struct action<more_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.more_names.push_back(b.identifier(in)); }
 };
 
 template <>
@@ -214,6 +225,25 @@ struct action<arg_tensor> {
     if (!b.defs.empty())
       b.fail(b.offset(in), what + "axis=length: the tensors come first, the lengths last");
     b.names.push_back(b.identifier(in));
+    b.literals.push_back(std::nullopt);
+  }
+};
+
+template <>
+struct action<scalar_arg> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    const std::string what = "number " + in.string() + " after ";
+    if (b.pattern)
+      b.fail(b.offset(in), what + "the pattern: the operands come first, 'op(x, 0.5, \"pattern\")'; an axis length "
+                                  "is axis=length");
+    if (!b.defs.empty()) b.fail(b.offset(in), what + "axis=length: the operands come first, the lengths last");
+    double value = 0;
+    const auto [end, ec] = std::from_chars(in.begin(), in.end(), value);
+    if (ec != std::errc() || end != in.end() || !std::isfinite(value))
+      b.fail(b.offset(in), "number " + in.string() + " is out of range: a number operand is a finite double");
+    b.names.push_back(b.identifier(in));
+    b.literals.push_back(value);
   }
 };
 
@@ -231,7 +261,11 @@ struct action<string_arg> {
       return;
     }
     try {
-      b.pattern = ast::PatternArg{b.op == Op::normalize ? parse_bracketed(body) : parse(body), b.source(in)};
+      const Grammar grammar = op_row(b.op).grammar;
+      b.pattern = ast::PatternArg{grammar == Grammar::bracketed ? parse_bracketed(body)
+                                  : grammar == Grammar::indexed ? parse_indexed(body)
+                                                                : parse(body),
+                                  b.source(in)};
     } catch (const PatternError& e) {
       b.fail(at + 1 + e.position(), e.reason());  // the caret under the byte in the file
     }
@@ -246,9 +280,13 @@ struct action<statement> {
       b.fail(b.offset(in) + in.size() - 1,
              "expected a pattern string: 'name = " + b.op_name.name +
                  "(tensors, \"pattern\")'");
+    bool any_literal = false;
+    for (const auto& l : b.literals) any_literal = any_literal || l.has_value();
+    std::vector<std::optional<double>> literals;
+    if (any_literal) literals = std::move(b.literals);
     b.add(ast::Statement{std::move(b.name), b.op, std::move(b.op_name), std::move(b.names),
                          std::move(*b.pattern), std::move(b.function), std::move(b.defs),
-                         b.source(in)});
+                         b.source(in), std::move(b.more_names), std::move(literals)});
   }
 };
 

@@ -16,7 +16,11 @@ std::size_t file_offset(const PatternArg& arg, std::size_t offset) noexcept {
 const Item* find_tensor(const Program& program, std::string_view name) noexcept {
   for (const Item& item : program.items) {
     if (const auto* t = std::get_if<TensorDecl>(&item); t && t->name.name == name) return &item;
-    if (const auto* s = std::get_if<Statement>(&item); s && s->name.name == name) return &item;
+    if (const auto* s = std::get_if<Statement>(&item)) {
+      if (s->name.name == name) return &item;
+      for (const Identifier& n : s->more_names)
+        if (n.name == name) return &item;
+    }
   }
   return nullptr;
 }
@@ -72,7 +76,9 @@ std::string text_of(const OutputDecl& decl) {
 }
 
 std::string text_of(const Statement& st) {
-  std::string s = st.name.name + " = " + st.op_name.name + "(";
+  std::string s = st.name.name;
+  for (const Identifier& n : st.more_names) s += ", " + n.name;
+  s += " = " + st.op_name.name + "(";
   for (const Identifier& in : st.inputs) s += in.name + ", ";
   s += "\"" + to_string(st.pattern.pattern) + "\"";
   if (st.function) s += ", \"" + st.function->text + "\"";

@@ -78,6 +78,7 @@ class ProgramChecker {
   void function(const ast::Statement& s, const OpRow& row) const;
   void pattern(const ast::Statement& s) const;
   void pattern_axes(const ast::Statement& s) const;
+  void outputs_count(const ast::Statement& s) const;
   void outputs();
 
   ast::Program& p_;
@@ -96,6 +97,7 @@ void ProgramChecker::collect() {
       tensors_.anywhere.emplace(t->name.name, t->name.source);
     if (const auto* s = std::get_if<ast::Statement>(&item)) {
       tensors_.anywhere.emplace(s->name.name, s->name.source);
+      for (const Identifier& n : s->more_names) tensors_.anywhere.emplace(n.name, n.source);
       for (const ast::AxisDef& d : s->lengths) axes_.anywhere.emplace(d.name.name, d.name.source);
     }
   }
@@ -148,13 +150,25 @@ void ProgramChecker::check(const ast::OutputDecl& decl) {
 void ProgramChecker::check(const ast::Statement& s) {
   const OpRow& row = op_row(s.op_name.name);
   not_yet_defined(tensors_, s.name);
+  for (const Identifier& n : s.more_names) not_yet_defined(tensors_, n);
   tensor_count(s, row);
-  for (const Identifier& in : s.inputs) use(tensors_, in.name, in.source, &s.name.source);
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    const Identifier& in = s.inputs[i];
+    if (s.is_literal(i)) {
+      if (static_cast<int>(i) == row.index_operand)
+        fail(in.source, "number " + in.name + " in place of " + std::string(row.name) + "'s indices: give an i64 or "
+                        "i32 tensor");
+      continue;
+    }
+    use(tensors_, in.name, in.source, &s.name.source);
+  }
   function(s, row);
   pattern(s);
+  outputs_count(s);
   for (const ast::AxisDef& d : s.lengths) define(axes_, d.name);
   pattern_axes(s);
   define(tensors_, s.name);
+  for (const Identifier& n : s.more_names) define(tensors_, n);
   last_ = &s;
 }
 
@@ -216,6 +230,20 @@ void ProgramChecker::pattern(const ast::Statement& s) const {
              "' (rearrange moves axes)");
 }
 
+// A split names one tensor per output; every other statement one.
+void ProgramChecker::outputs_count(const ast::Statement& s) const {
+  const std::size_t outputs = 1 + s.pattern.pattern.more_outputs.size();
+  const std::size_t names = 1 + s.more_names.size();
+  if (outputs == names) return;
+  if (names > outputs)
+    fail(s.more_names[outputs - 1].source,
+         "the pattern has " + std::to_string(outputs) + (outputs == 1 ? " output" : " outputs") + " but " +
+             std::to_string(names) + " tensors are named: one name per output");
+  fail(s.name.source, "the pattern has " + std::to_string(outputs) + " outputs but " + std::to_string(names) +
+                          (names == 1 ? " tensor is" : " tensors are") + " named: '" + s.name.name +
+                          ", ... = " + s.op_name.name + "(...)' names one per output");
+}
+
 // Every axis name of the pattern is defined; every axis=length of the call is in the pattern.
 void ProgramChecker::pattern_axes(const ast::Statement& s) const {
   std::unordered_map<std::string, bool> in_pattern_names;
@@ -233,6 +261,7 @@ void ProgramChecker::pattern_axes(const ast::Statement& s) const {
   };
   for (const ast::Operand& o : s.pattern.pattern.operands) visit_operand(o);
   visit_operand(s.pattern.pattern.output);
+  for (const ast::Operand& o : s.pattern.pattern.more_outputs) visit_operand(o);
   for (const ast::AxisDef& d : s.lengths)
     if (!in_pattern_names.count(d.name.name))
       fail(d.name.source, "axis " + quoted(d.name.name) +
@@ -249,7 +278,9 @@ void ProgramChecker::outputs() {
       fail(o.source, "tensor " + quoted(o.name) + " is an output twice", first->second, "first named here");
   }
   if (!last_) fail(at_offset(p_.text.size()), "the program has no statement: nothing to compute");
-  p_.outputs = outputs_.empty() ? std::vector<Identifier>{last_->name} : outputs_;
+  std::vector<Identifier> last{last_->name};
+  last.insert(last.end(), last_->more_names.begin(), last_->more_names.end());
+  p_.outputs = outputs_.empty() ? last : outputs_;
 }
 
 void ProgramChecker::run() {

@@ -17,9 +17,12 @@
 //   dim         = "(" sp name { sp name } sp ")" | name    the name is no dtype name
 //   dtype       = "f64" | "f32" | "f16" | "bf16" | "f8_e4m3" | "f8_e5m2" | "i64" | "i32" | "bool"
 //   output_decl = "output" sp name { sp name }
-//   statement   = name sp "=" sp op sp "(" sp [ argument { sp "," sp argument } ] sp ")"
+//   statement   = name { sp "," sp name } sp "=" sp op sp "(" sp [ argument { sp "," sp argument } ] sp ")"
+//                                                      several names: a split's outputs
 //   op          = name                                 looked up in the op table
-//   argument    = string | axis_def | name             the pattern, a function, a length, a tensor
+//   argument    = string | axis_def | number | name    the pattern, a function, a length, a
+//                                                      number (a 0-d operand), a tensor
+//   number      = [ "-" ] digit { digit } [ "." { digit } ] [ ( "e" | "E" ) [ "+" | "-" ] digit { digit } ]
 //   string      = '"' { any byte but '"', "\r", "\n" } '"'
 //   name        = ( letter | "_" ) { letter | digit | "_" }
 //   length      = digit { digit }                      1 .. 2^63-1 (checked by the action)
@@ -61,6 +64,7 @@ struct dtype                                                   // a dtype name
                  word<'i', '3', '2'>, word<'b', 'o', 'o', 'l'>> {};
 struct name : pegtl::identifier {};          // a name (the rules below say of what)
 struct tensor_name : name {};                // the tensor a declaration or statement defines
+struct more_name : name {};                  // a split statement's further tensors
 struct axis_name : name {};                  // the axis an axis_def defines
 struct dim_axis : name {};                   // an axis of a declared dim
 struct output_name : name {};                // a tensor an output line names
@@ -92,7 +96,13 @@ struct after_dtype : pegtl::sor<name, group_open> {};        // "input x: f32 B"
 struct nested_paren : pegtl::one<'('> {};                    // "((h d))"
 struct unterminated_string  // '"' with no '"' before the end of its line
     : pegtl::seq<quote, string_body, pegtl::not_at<quote>> {};
-struct number_arg : pegtl::digit {};                         // "f(x, 3)"
+struct number_arg : pegtl::digit {};                         // "f(x, 3d)": a number run into letters
+struct name_comma : pegtl::one<','> {};                      // between a split statement's names
+struct scalar_arg  // a number in place of a tensor: a 0-d operand, "0.125", "-1", "1e-5"
+    : pegtl::seq<pegtl::opt<pegtl::one<'-'>>, pegtl::plus<pegtl::digit>,
+                 pegtl::opt<pegtl::one<'.'>, pegtl::star<pegtl::digit>>,
+                 pegtl::opt<pegtl::one<'e', 'E'>, pegtl::opt<pegtl::one<'+', '-'>>, pegtl::plus<pegtl::digit>>,
+                 pegtl::not_at<pegtl::sor<pegtl::identifier_other, pegtl::one<'.'>>>> {};
 
 // ---- axes and declarations -----------------------------------------------------------------
 struct axis_def  // "B=1024"
@@ -120,14 +130,15 @@ struct output_decl  // "output loss h2"
 struct length_arg  // "c=4" in a call
     : pegtl::seq<pegtl::at<name, sp, equals>, axis_def> {};
 struct argument  // one argument of a call
-    : pegtl::sor<reject<unterminated_string>, string_arg, length_arg, arg_tensor,
+    : pegtl::sor<reject<unterminated_string>, string_arg, length_arg, scalar_arg, arg_tensor,
                  reject<number_arg>> {};
 struct next_argument : pegtl::seq<comma, sp, pegtl::must<argument>> {};  // ", argument"
 struct arguments  // the arguments, maybe none
     : pegtl::sor<pegtl::at<call_close>,
                  pegtl::seq<pegtl::must<argument>, pegtl::star<sp, next_argument>>> {};
-struct statement  // "h = einsum(x, w, \"b d, d e -> b e\")"
-    : pegtl::seq<tensor_name, sp, pegtl::must<assign>, sp, pegtl::must<op_name>, sp,
+struct statement  // "h = einsum(x, w, \"b d, d e -> b e\")"; "q, k = rearrange(...)"
+    : pegtl::seq<tensor_name, pegtl::star<sp, name_comma, sp, pegtl::must<more_name>>, sp, pegtl::must<assign>, sp,
+                 pegtl::must<op_name>, sp,
                  pegtl::must<call_open>, sp, arguments, sp, pegtl::must<call_close>> {};
 
 // ---- lines and the program -----------------------------------------------------------------

@@ -54,13 +54,15 @@ template <> inline constexpr const char* error_message<model::op_name> =
 template <> inline constexpr const char* error_message<model::call_open> =
     "expected '(' after the op";
 template <> inline constexpr const char* error_message<model::argument> =
-    "expected an argument: a tensor name, a \"string\" or axis=length";
+    "expected an argument: a tensor name, a number, a \"string\" or axis=length";
 template <> inline constexpr const char* error_message<model::call_close> =
     "expected ',' or ')' after the argument";
 template <> inline constexpr const char* error_message<model::unterminated_string> =
     "unterminated string: '\"' is not closed on its line";
 template <> inline constexpr const char* error_message<model::number_arg> =
-    "a number is not an argument: an axis length is given as axis=length";
+    "a number runs into letters: a number (0.125, -1, 1e-5) stands alone, an axis length is axis=length";
+template <> inline constexpr const char* error_message<model::more_name> =
+    "expected a tensor name after ',': 'q, k = rearrange(x, \"b (q + k) -> b q, b k\")'";
 // clang-format on
 
 }  // namespace einexpr::grammar

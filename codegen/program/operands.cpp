@@ -29,15 +29,16 @@ std::optional<Expected> expected(const ast::Term& term, const Environment& env) 
   if (std::holds_alternative<ast::Unit>(term)) return Expected{1, "'()' is 1"};
   const auto* g = std::get_if<ast::Group>(&term);
   if (g == nullptr) return std::nullopt;
-  std::int64_t length = 1;
+  std::int64_t length = g->concat ? 0 : 1;  // a concatenation's parts add up, a composition's multiply
   std::string parts;
+  auto combine = [&](std::int64_t part) { length = g->concat ? checked_add(length, part) : checked_mul(length, part); };
   for (const ast::Atom& atom : g->atoms) {
     if (const auto* n = std::get_if<ast::Named>(&atom)) {
       const AxisValue& v = env.at(n->name);
-      length = checked_mul(length, v.length);
+      combine(v.length);
       parts += (parts.empty() ? "" : "; ") + n->name + "=" + std::to_string(v.length) + ", " + v.origin;
     } else if (const auto* a = std::get_if<ast::Anonymous>(&atom)) {
-      length = checked_mul(length, a->length);
+      combine(a->length);
     } else {
       return std::nullopt;
     }
@@ -46,7 +47,7 @@ std::optional<Expected> expected(const ast::Term& term, const Environment& env) 
 }
 
 std::string made_or_declared(const ProgramTensor& t) {
-  return t.role == TensorRole::statement ? "made here" : "declared here";
+  return t.role == TensorRole::statement ? "made here" : t.role == TensorRole::constant ? "written here" : "declared here";
 }
 
 }  // namespace
@@ -67,6 +68,7 @@ std::vector<std::string> named_axes(const ast::Pattern& pattern) {
   };
   for (const ast::Operand& o : pattern.operands) operand(o);
   operand(pattern.output);
+  for (const ast::Operand& o : pattern.more_outputs) operand(o);
   return names;
 }
 

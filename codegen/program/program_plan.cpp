@@ -19,6 +19,7 @@ const char* name(TensorRole role) noexcept {
     case TensorRole::input: return "input";
     case TensorRole::param: return "param";
     case TensorRole::statement: return "statement";
+    case TensorRole::constant: return "constant";
   }
   return "?";
 }
@@ -74,10 +75,11 @@ class ProgramPlanner {
   }
   void declare(const ast::TensorDecl& decl);
   void statement(const ast::Statement& s);
-  DType statement_dtype(const ast::Statement& s, const std::vector<int>& inputs) const;
+  DType statement_dtype(const ast::Statement& s) const;
+  int constant(const ast::Identifier& literal, double value, DType dtype);
   OpSpec spec_of(const ast::Statement& s) const;
   Plan plan_statement(const ast::Statement& s, const OpSpec& spec, const std::vector<int>& inputs, DType dtype) const;
-  void add_result(PlannedStatement& st, const ast::Statement& s, DType dtype);
+  void add_result(PlannedStatement& st, const ast::Statement& s, DType dtype, const ast::Identifier& name);
   void liveness();
 
   const ProgramOptions& options_;
@@ -104,11 +106,14 @@ void ProgramPlanner::declare(const ast::TensorDecl& decl) {
   out_.tensors.push_back(std::move(t));
 }
 
-DType ProgramPlanner::statement_dtype(const ast::Statement& s, const std::vector<int>& inputs) const {
-  const ProgramTensor& first = out_.tensor(inputs[0]);
+// The statement's dtype: its tensors' one dtype (numbers take it; the indices of get_at,
+// add_at and cross_entropy are i64 or i32 beside it).
+DType ProgramPlanner::statement_dtype(const ast::Statement& s) const {
   const int index = op_row(s.op_name.name).index_operand;
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
-    const ProgramTensor& t = out_.tensor(inputs[i]);
+  const ProgramTensor* first = nullptr;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    if (s.is_literal(i)) continue;
+    const ProgramTensor& t = out_.tensor(out_.tensor(s.inputs[i].name));
     if (static_cast<int>(i) == index) {
       if (t.dtype != DType::i64 && t.dtype != DType::i32)
         fail(s.inputs[i].source, "'" + t.name + "' is " + std::string(name(t.dtype)) + ": " + s.op_name.name +
@@ -116,11 +121,32 @@ DType ProgramPlanner::statement_dtype(const ast::Statement& s, const std::vector
                                      " holds integer indices; declare it i64 or i32 ('input tokens: B S i64')");
       continue;
     }
-    if (t.dtype != first.dtype)
-      fail(s.inputs[i].source, "'" + t.name + "' is " + std::string(name(t.dtype)) + " but '" + first.name + "' is " +
-                                   std::string(name(first.dtype)) + ": the tensors of a statement have one dtype");
+    if (first == nullptr) {
+      first = &t;
+      continue;
+    }
+    if (t.dtype != first->dtype)
+      fail(s.inputs[i].source, "'" + t.name + "' is " + std::string(name(t.dtype)) + " but '" + first->name + "' is " +
+                                   std::string(name(first->dtype)) + ": the tensors of a statement have one dtype");
   }
-  return first.dtype;
+  if (first == nullptr)
+    fail(s.op_name.source, "every operand of '" + s.name.name + "' is a number: give at least one tensor");
+  return first->dtype;
+}
+
+// A number in place of a tensor: a 0-d constant of the statement's dtype, in a buffer of its own.
+int ProgramPlanner::constant(const ast::Identifier& literal, double value, DType dtype) {
+  ProgramTensor t;
+  t.name = literal.name;
+  t.role = TensorRole::constant;
+  t.dtype = dtype;
+  t.value = value;
+  t.layout = Layout::contiguous({});
+  t.source = literal.source;
+  t.buffer = add_buffer({true, static_cast<int>(out_.tensors.size()), -1,
+                         static_cast<std::int64_t>(element_size(dtype)), -1, -1});
+  out_.tensors.push_back(std::move(t));
+  return static_cast<int>(out_.tensors.size()) - 1;
 }
 
 OpSpec ProgramPlanner::spec_of(const ast::Statement& s) const {
@@ -162,23 +188,33 @@ Plan ProgramPlanner::plan_statement(const ast::Statement& s, const OpSpec& spec,
 }
 
 void ProgramPlanner::statement(const ast::Statement& s) {
-  PlannedStatement st;
-  st.name = s.name.name;
-  st.source = s.source;
-  st.pattern = ast::to_string(s.pattern.pattern);
-  for (const ast::Identifier& in : s.inputs) st.inputs.push_back(out_.tensor(in.name));
-  const DType dtype = statement_dtype(s, st.inputs);
-  for (std::size_t i = 0; i < st.inputs.size(); ++i)
-    program_detail::check_operand(out_, env_, s, i, out_.tensor(st.inputs[i]));
-  st.spec = spec_of(s);
-  st.plan = plan_statement(s, st.spec, st.inputs, dtype);
-  add_result(st, s, dtype);
-  out_.statements.push_back(std::move(st));
+  const DType dtype = statement_dtype(s);
+  std::vector<int> inputs;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i)
+    inputs.push_back(s.is_literal(i) ? constant(s.inputs[i], *s.literals[i], dtype) : out_.tensor(s.inputs[i].name));
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    program_detail::check_operand(out_, env_, s, i, out_.tensor(inputs[i]));
+  // One planned statement per output: a split "q, k = rearrange(x, "b (q + k) -> b q, b k")"
+  // is one plan per part (each a view where the strides allow).
+  const std::size_t outputs = 1 + s.more_names.size();
+  for (std::size_t j = 0; j < outputs; ++j) {
+    PlannedStatement st;
+    st.name = j == 0 ? s.name.name : s.more_names[j - 1].name;
+    st.source = s.source;
+    st.pattern = ast::to_string(s.pattern.pattern);
+    st.inputs = inputs;
+    st.spec = spec_of(s);
+    if (auto* r = st.spec.get_if<RearrangeOptions>()) r->output = static_cast<int>(j);
+    st.plan = plan_statement(s, st.spec, st.inputs, dtype);
+    add_result(st, s, dtype, j == 0 ? s.name : s.more_names[j - 1]);
+    out_.statements.push_back(std::move(st));
+  }
 }
 
 // The statement's buffers (its inputs', then its temporaries) and its result tensor, which
 // lives in a temporary or, for a view, in an input's buffer.
-void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& s, DType dtype) {
+void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& /*s*/, DType dtype,
+                                const ast::Identifier& name) {
   const int index = static_cast<int>(out_.statements.size());
   const Plan& p = st.plan;
   for (int b = 0; b < static_cast<int>(p.buffers.size()); ++b) {
@@ -204,7 +240,7 @@ void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& s, D
   t.requires_grad = is_floating(dtype) && std::any_of(st.inputs.begin(), st.inputs.end(), [&](int id) {
                       return out_.tensor(id).requires_grad;
                     });
-  t.source = s.name.source;
+  t.source = name.source;
   st.output = static_cast<int>(out_.tensors.size());
   if (v.buffer >= p.num_inputs) out_.buffers[static_cast<std::size_t>(t.buffer)].tensor = st.output;
   out_.tensors.push_back(std::move(t));

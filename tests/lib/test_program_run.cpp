@@ -100,7 +100,7 @@ std::map<std::string, reference::Result> evaluate(const ProgramPlan& plan, const
 Inputs random_inputs(const ProgramPlan& plan, DType dtype, std::uint64_t seed) {
   Inputs in;
   for (const ProgramTensor& t : plan.tensors)
-    if (t.role != TensorRole::statement) in[t.name] = Tensor::randn(t.shape, dtype, seed++);
+    if (t.role == TensorRole::input || t.role == TensorRole::param) in[t.name] = Tensor::randn(t.shape, dtype, seed++);
   return in;
 }
 

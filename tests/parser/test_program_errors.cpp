@@ -66,10 +66,10 @@ const std::vector<Row> rows = {
     {P + "h map(x)", 3, 3, "expected '=' after the tensor name: 'name = op(...)'", "h map(x)"},
     {P + "h = (x)", 3, 5, "expected an op after '=': 'name = einsum(...)'", "h = (x)"},
     {P + "h = map x", 3, 9, "expected '(' after the op", "h = map x"},
-    {P + "h = map(x, )", 3, 12, "expected an argument: a tensor name, a \"string\" or axis=length", "h = map(x, )"},
+    {P + "h = map(x, )", 3, 12, "expected an argument: a tensor name, a number, a \"string\" or axis=length", "h = map(x, )"},
     {P + "h = map(x \"B D -> B D\")", 3, 11, "expected ',' or ')' after the argument", "h = map(x \"B D -> B D\")"},
     {P + "h = map(x, \"B D -> B D)", 3, 12, "unterminated string: '\"' is not closed on its line", "h = map(x, \"B D -> B D)"},
-    {P + "h = repeat(x, \"B D -> B D c\", 3)", 3, 31, "a number is not an argument: an axis length is given as axis=length",
+    {P + "h = repeat(x, \"B D -> B D c\", 3)", 3, 31, "number 3 after the pattern: the operands come first, 'op(x, 0.5, \"pattern\")'; an axis length is axis=length",
      "h = repeat(x, \"B D -> B D c\", 3)"},
     {P + "h = gelu(x, \"B D -> B D\")", 3, 5,
      "unknown op 'gelu': the ops are einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, "

@@ -50,7 +50,8 @@ struct ProgramOptions {
 enum class TensorRole : unsigned char {
   input,     // declared `input`: data, no gradient
   param,     // declared `param`: trainable
-  statement  // the result of a statement
+  statement,  // the result of a statement
+  constant    // a number written in place of a tensor: 0-d, its value in ProgramTensor::value
 };
 const char* name(TensorRole role) noexcept;
 
@@ -64,6 +65,7 @@ struct ProgramTensor {
   int buffer = 0;             // the ProgramBuffer it lives in
   Layout layout;              // within that buffer (a view's strides and offset)
   bool requires_grad = false; // a param, or computed from one (floats only)
+  double value = 0;           // a constant's value
   ast::Source source;         // where it is declared or made
 };
 

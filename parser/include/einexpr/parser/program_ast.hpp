@@ -99,6 +99,12 @@ struct Statement {  // h1 = einsum(x, w1, "B D, D E -> B E")
   std::optional<StringArg> function;   // reduce's reduction ("mean"), map's function ("gelu")
   std::vector<AxisDef> lengths;        // "c=4" arguments: axes this statement defines
   Source source;                       // the whole statement
+  std::vector<Identifier> more_names;  // a split's further outputs: "q, k, v = rearrange(...)"
+  /// Per input, a number given in its place ("map(s, 0.125, ...)": a 0-d operand of the
+  /// statement's dtype; its Identifier is the number as written); empty when there is none.
+  std::vector<std::optional<double>> literals;
+  /// Whether input i is a number.
+  bool is_literal(std::size_t i) const noexcept { return i < literals.size() && literals[i].has_value(); }
   friend bool operator==(const Statement&, const Statement&) = default;
 };
 
