@@ -43,6 +43,7 @@ void register_fma();
 void register_maps();
 void register_norms();
 void register_block();
+void register_indexed();
 
 /// Keeps a result alive in the optimizer's eyes.
 template <class T>

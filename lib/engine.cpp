@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "einexpr/codegen/pipeline.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
@@ -93,9 +94,10 @@ Entry make_entry(const OpSpec& spec, const ast::Pattern* p, TensorRefs inputs) {
     dtypes.push_back(t.dtype());
   }
   if (dtypes.empty()) dtypes.push_back(DType::f32);
-  Plan planned = plan(spec, p, layouts, std::span<const DType>(dtypes));
+  // The pipeline's stages 2-5 (pipeline.hpp; stage 1 is pattern(), cached).
+  Plan planned = compile_plan(spec, p, layouts, std::span<const DType>(dtypes));
   ++g_plans;
-  Program program = lower(planned, inputs.empty() ? Device::cpu() : inputs[0].device());
+  Program program = lower_validated(planned, inputs.empty() ? Device::cpu() : inputs[0].device());
   ++g_lowerings;
   return Entry{std::move(planned), std::move(program)};
 }

@@ -26,7 +26,7 @@
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/threads.hpp"
-#include "lower/cpu/vec_math.hpp"
+#include "einexpr/codegen/lower.hpp"
 
 namespace einexpr {
 
@@ -76,16 +76,20 @@ double best_time(F&& f) {
   return best;
 }
 
-template <class T>
-double fma_peak(const cpu::vec::FmaProbe<T>& probe, int threads) {
-  volatile T sink = 0;
+double fma_peak(bool f64, int threads) {
+  volatile double sink = 0;
+  double flops = 0;
   const double seconds = best_time([&] {
-    T total = 0;
+    double total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
-    total += probe.run(fma_steps);
+    {
+      const CpuFmaRun r = cpu_fma_run(f64, fma_steps);
+      total += r.sum;
+      if (omp_get_thread_num() == 0) flops = r.flops;
+    }
     sink = total;
   });
-  return 2.0 * probe.lanes * cpu::vec::fma_chains * static_cast<double>(fma_steps) * threads / seconds;
+  return flops * threads / seconds;
 }
 
 double copy_bandwidth(int threads) {
@@ -125,13 +129,12 @@ std::string fixed(double v, int digits) {
 }
 
 CpuCalibration measure(const std::string& model, int threads) {
-  const cpu::vec::Table& table = cpu::vec::best_table();
-  const double f32 = fma_peak(table.fma_f32, threads), f64 = fma_peak(table.fma_f64, threads);
+  const double f32 = fma_peak(false, threads), f64 = fma_peak(true, threads);
   const double bandwidth = copy_bandwidth(threads);
   CpuCalibration c;
   c.cpu_model = model;
   c.threads = threads;
-  c.isa = table.isa;
+  c.isa = cpu_isa();
   c.measured = true;
   DeviceSpec& d = c.device;
   d.name = "cpu";
@@ -164,7 +167,7 @@ std::optional<CpuCalibration> read_cache(const std::string& path, const std::str
   try {
     const json j = json::parse(in);
     if (j.at("version") != cache_version || j.at("cpu_model") != model || j.at("threads") != threads ||
-        j.at("isa") != cpu::vec::best_table().isa)
+        j.at("isa") != cpu_isa())
       return std::nullopt;
     const json& d = j.at("device");
     CpuCalibration c;

@@ -5,5 +5,6 @@
 namespace einexpr {
 
 Program lower_cuda(const Plan&, Device) { throw DeviceError("einexpr was built without CUDA"); }
+Program detail::lower_cuda(const Plan&, Device, bool) { throw DeviceError("einexpr was built without CUDA"); }
 
 }  // namespace einexpr

@@ -75,10 +75,11 @@ inline void bind_buffers(const Plan& plan, Program& program) {
   }
 }
 
-/// validate(plan), then a Program for `device` with one backend overload call per step.
+/// validate(plan) (unless the pipeline did: `check` false), then a Program for `device` with
+/// one backend overload call per step.
 template <class Backend>
-Program lower_plan(const Plan& plan, Device device, Backend& backend) {
-  validate(plan);
+Program lower_plan(const Plan& plan, Device device, Backend& backend, bool check = true) {
+  if (check) validate(plan);
   Program program;
   program.device = device;
   program.dtype = plan.dtype_of(plan.output);

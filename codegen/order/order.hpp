@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "einexpr/codegen/axes.hpp"
-#include "einexpr/codegen/planner.hpp"
+#include "einexpr/codegen/order_options.hpp"
 #include "order/sat_count.hpp"
 
 namespace einexpr::order {
 
-/// What the search minimizes (planner.hpp's OrderObjective).
+/// What the search minimizes (order_options.hpp's OrderObjective).
 using Objective = OrderObjective;
 
 /// An einsum as the search sees it: each operand's distinct axis ids, the ids the result

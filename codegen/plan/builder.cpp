@@ -5,6 +5,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "einexpr/codegen/pipeline.hpp"
 #include "einexpr/runtime/error.hpp"
 
 namespace einexpr::detail {
@@ -208,10 +209,6 @@ Shape out_shape(const AtomView& v, const std::vector<OutDim>& outs) {
   return s;
 }
 
-bool debug_plans() {
-  const char* e = std::getenv("EINEXPR_DEBUG");
-  return e != nullptr && std::string_view(e).find("plan") != std::string_view::npos;
-}
 
 }  // namespace
 
@@ -233,16 +230,7 @@ int PlanBuilder::merge(const AtomView& v, const std::vector<OutDim>& outs) {
 
 Plan PlanBuilder::finish(int output) && {
   plan_.output = output;
-  const bool debug = debug_plans();
-  if (debug) std::cerr << "[einexpr] plan as built:\n" << to_string(plan_);
-  Plan out = simplify(std::move(plan_));
-  if (debug) std::cerr << "[einexpr] after simplify:\n" << to_string(out);
-#ifndef NDEBUG
-  validate(out);
-#else
-  if (debug) validate(out);
-#endif
-  return out;
+  return run_passes(std::move(plan_));
 }
 
 }  // namespace einexpr::detail

@@ -71,9 +71,8 @@ class PlanBuilder {
   const Plan& plan() const noexcept { return plan_; }
   const Value& value(int v) const { return plan_.values.at(static_cast<std::size_t>(v)); }
   DType dtype() const noexcept { return plan_.dtype; }
-  /// Simplifies (simplify.cpp) and returns the plan with `output` as its output. Lowering
-  /// validates every plan it lowers; here validate() runs only in debug builds and under
-  /// EINEXPR_DEBUG=plan, so a cache miss validates once.
+  /// The plan with `output` as its output, after the pipeline's passes (run_passes,
+  /// pipeline.hpp). Validation is the pipeline's next stage (compile_plan), not this one's.
   Plan finish(int output) &&;
 
   // ---- atom views ----
@@ -101,8 +100,11 @@ Axes flatten(const std::vector<OutDim>& outs);
 /// anonymous 1 left out (it names a dim; it is no atom), as resolution makes them.
 AtomView atoms_of(const Plan& plan, int value);
 
-/// The plan-level passes (simplify.cpp): drop identity views, fuse view chains, remove
-/// values and buffers no step or output uses.
-Plan simplify(Plan plan);
+/// The plan-level passes (simplify.cpp; the pipeline runs them in this order): a view of a
+/// view reads the first view's source; a view that changes nothing is its source; steps,
+/// values and buffers nothing uses go.
+Plan fuse_view_chains(Plan plan);
+Plan drop_identity_views(Plan plan);
+Plan remove_unused(Plan plan);
 
 }  // namespace einexpr::detail

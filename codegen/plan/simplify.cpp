@@ -1,14 +1,19 @@
 // Plan -> Plan passes that change no result: fuse view chains, drop identity views, remove
-// what nothing uses. Each is a small function; simplify() runs them in order.
+// what nothing uses. Each is a small function; the pipeline (pipeline.cpp's plan_passes())
+// lists them and runs them in order.
 #include <variant>
 
 #include "plan/builder.hpp"
+
+#include "einexpr/codegen/pipeline.hpp"
 
 namespace einexpr::detail {
 
 namespace {
 
 int& src_of(ViewStep& s) { return s.src; }
+
+}  // namespace
 
 /// A view of a view reads the first view's source directly (layouts are absolute).
 Plan fuse_view_chains(Plan plan) {
@@ -22,12 +27,15 @@ Plan fuse_view_chains(Plan plan) {
   return plan;
 }
 
+namespace {
 /// Replaces every use of a value by `replacement[value]`.
 void rename_uses(Plan& plan, const std::vector<int>& replacement) {
   auto r = [&](int& v) { v = replacement[static_cast<std::size_t>(v)]; };
   for (Step& step : plan.steps) for_each_value(step, r, false);
   r(plan.output);
 }
+
+}  // namespace
 
 /// A view that changes neither layout nor names is its source.
 Plan drop_identity_views(Plan plan) {
@@ -81,15 +89,6 @@ Plan remove_unused(Plan plan) {
   for (Step& step : plan.steps) std::visit([&](auto& s) { s.dst = new_value[static_cast<std::size_t>(s.dst)]; }, step);
   plan.values = std::move(values);
   plan.buffers = std::move(buffers);
-  return plan;
-}
-
-}  // namespace
-
-Plan simplify(Plan plan) {
-  plan = fuse_view_chains(std::move(plan));
-  plan = drop_identity_views(std::move(plan));
-  plan = remove_unused(std::move(plan));
   return plan;
 }
 

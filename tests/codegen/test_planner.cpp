@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "einexpr/codegen/pipeline.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/parse.hpp"
@@ -153,7 +154,7 @@ TEST_CASE("the contraction order can be asked for", "[planner]") {
   CHECK_THAT(plan_einsum(p, in, DType::f32).notes.at(0), Catch::Contains("contraction order (1 (2 3))"));
 }
 
-TEST_CASE("EINEXPR_DEBUG=plan prints the plan before and after simplify", "[planner]") {
+TEST_CASE("EINEXPR_DEBUG=plan prints the plan before and after the passes, =passes after each", "[planner]") {
   std::ostringstream captured;
   std::streambuf* old = std::cerr.rdbuf(captured.rdbuf());
   setenv("EINEXPR_DEBUG", "plan", 1);
@@ -162,7 +163,23 @@ TEST_CASE("EINEXPR_DEBUG=plan prints the plan before and after simplify", "[plan
   std::cerr.rdbuf(old);
   CHECK(p.output_is_view());
   CHECK_THAT(captured.str(), Catch::Contains("[einexpr] plan as built:\nrearrange 'a b -> b a'") &&
-                                 Catch::Contains("[einexpr] after simplify:\nrearrange 'a b -> b a'"));
+                                 Catch::Contains("[einexpr] after the passes:\nrearrange 'a b -> b a'"));
   const Plan quiet = plan_of(Op::rearrange, "a b -> b a", {{2, 3}});
   CHECK(quiet == p);
+  // =passes: the plan after each pass, named, in the pipeline's order.
+  captured.str("");
+  old = std::cerr.rdbuf(captured.rdbuf());
+  setenv("EINEXPR_DEBUG", "passes", 1);
+  (void)plan_of(Op::rearrange, "a b -> b a", {{2, 3}});
+  unsetenv("EINEXPR_DEBUG");
+  std::cerr.rdbuf(old);
+  std::size_t at = captured.str().find("[einexpr] plan as built:");
+  REQUIRE(at != std::string::npos);
+  for (const PlanPass& pass : plan_passes()) {
+    const std::size_t next = captured.str().find(std::string("[einexpr] after ") + pass.name + ":", at);
+    CAPTURE(pass.name);
+    REQUIRE(next != std::string::npos);
+    at = next;
+  }
+  CHECK(plan_passes().size() == 3);
 }

@@ -6,6 +6,7 @@
 #include "einexpr/codegen/lower.hpp"
 #include "gemm.hpp"
 #include "lower/skeleton.hpp"
+#include "vec_math.hpp"
 
 namespace einexpr {
 
@@ -60,11 +61,22 @@ struct CpuBackend {
 
 }  // namespace
 
-Program lower_cpu(const Plan& plan) {
+Program detail::lower_cpu(const Plan& plan, bool check) {
   CpuBackend backend;
-  return lowering::lower_plan(plan, Device::cpu(), backend);
+  return lowering::lower_plan(plan, Device::cpu(), backend, check);
 }
 
+Program lower_cpu(const Plan& plan) { return detail::lower_cpu(plan, true); }
+
 const char* cpu_gemm_backend() noexcept { return cpu::gemm_library(); }
+
+const char* cpu_isa() noexcept { return cpu::vec::best_table().isa; }
+
+CpuFmaRun cpu_fma_run(bool f64, std::int64_t steps) {
+  const cpu::vec::Table& t = cpu::vec::best_table();
+  const int lanes = f64 ? t.fma_f64.lanes : t.fma_f32.lanes;
+  const double sum = f64 ? t.fma_f64.run(steps) : static_cast<double>(t.fma_f32.run(steps));
+  return {2.0 * lanes * cpu::vec::fma_chains * static_cast<double>(steps), sum};
+}
 
 }  // namespace einexpr

@@ -181,11 +181,13 @@ struct CudaBackend {
 
 }  // namespace gpu
 
-Program lower_cuda(const Plan& plan, Device device) {
+Program detail::lower_cuda(const Plan& plan, Device device, bool check) {
   if (!device.is_cuda()) throw DeviceError("lower_cuda needs a CUDA device, not " + device.str());
   gpu::check_device(device.index);
   gpu::CudaBackend backend{device.index};
-  return lowering::lower_plan(plan, device, backend);
+  return lowering::lower_plan(plan, device, backend, check);
 }
+
+Program lower_cuda(const Plan& plan, Device device) { return detail::lower_cuda(plan, device, true); }
 
 }  // namespace einexpr

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "einexpr/codegen/order_options.hpp"
 #include "einexpr/codegen/plan.hpp"
 #include "einexpr/parser/ast.hpp"
 #include "einexpr/runtime/dtype.hpp"
@@ -26,31 +27,6 @@ enum class Copy : unsigned char {
   if_needed,  // a view wherever the strides allow, else one copy (torch's reshape)
   never,      // always a view; ShapeError where the strides do not allow one
   always,     // always a new contiguous tensor
-};
-
-/// How an einsum of 3 or more operands is ordered into pairwise contractions
-/// (codegen/order/README.md says what each search does and how far it is exact).
-enum class ContractionOrder : unsigned char {
-  optimal,  // fewest FLOPs: exact searches up to 30 operands, a heuristic beyond (codegen/order)
-  greedy,   // opt_einsum's greedy: repeatedly the pair that shrinks the memory most
-  naive,    // left to right, as written
-};
-
-/// What the einsum's contraction order minimizes (ContractionOrder::optimal and greedy).
-enum class OrderObjective : unsigned char {
-  flops,                 // the FLOPs of the contractions (default)
-  largest_intermediate,  // the largest intermediate (elements), then the FLOPs within it
-  flops_and_bytes,       // FLOPs + alpha * bytes the contractions write
-};
-
-/// The objective of the order search and the memory its intermediates may take.
-struct OrderGoal {
-  OrderObjective objective = OrderObjective::flops;
-  double alpha = 0;  // flops_and_bytes: FLOPs charged per byte written, finite and >= 0
-  /// The most elements one intermediate may hold (the result itself is exempt). An order
-  /// within it is found, or planning throws ShapeError naming the smallest peak there is.
-  std::optional<std::int64_t> memory_limit;
-  friend bool operator==(const OrderGoal&, const OrderGoal&) = default;
 };
 
 /// A map's function: one argument (UnaryOp) or two (BinaryOp).
