@@ -62,6 +62,10 @@ T parse_named(std::string_view what, std::string_view pattern, TensorRefs in, co
 
 }  // namespace
 
+Tensor apply(const OpSpec& spec, std::span<const Tensor> inputs, std::string_view pattern) {
+  return execute(spec, pattern, inputs, nullptr);
+}
+
 Tensor rearrange(const Tensor& x, std::string_view pattern, const AxisLengths& lengths, Copy copy) {
   return one(spec_of(RearrangeOptions{copy, 0}, lengths), x, pattern);
 }

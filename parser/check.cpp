@@ -82,15 +82,27 @@ class Checker {
     for (const auto& more : p.more_outputs) more_outputs_.push_back(flatten(more));
   }
 
+  /// Each op's rules (a switch over every Op: an op without its rules fails to compile).
   void run() const {
     outputs();
-    if (op_ == Op::get_at || op_ == Op::add_at || op_ == Op::cross_entropy) {
-      indexed();
-      return;
-    }
-    if (op_ == Op::rearrange && is_concat_or_split()) {
-      concatenation();
-      return;
+    switch (op_) {
+      case Op::get_at:
+      case Op::add_at:
+      case Op::cross_entropy:
+        indexed();
+        return;
+      case Op::rearrange:
+        if (is_concat_or_split()) {
+          concatenation();
+          return;
+        }
+        break;
+      case Op::reduce:
+      case Op::repeat:
+      case Op::einsum:
+      case Op::map:
+      case Op::normalize:
+        break;
     }
     concat_groups();
     operand_count();

@@ -14,8 +14,9 @@
 //                             (normalization_flops); their backward passes 4, 4, 11 + 4, 8 + 3
 //   an exp, log, tanh, erf, sqrt  1 (elementwise_flops.cpp)
 //   cross_entropy             forward 4 per logit (as logsumexp) + 1 per row (lse - x[t]);
-//                             backward 7 per logit (the row's lse again, x - lse, exp, · dY)
-//                             + 1 per row (- dY at the target)
+//                             backward dY · softmax(x) - dY at the target, the softmax from
+//                             the row again: 5 per logit (max, x - m, exp, sum, · dY/s) + 2 per
+//                             row (dY/s, the target's - dY)
 //   scatter-add (add_at)      1 per update element (its add)
 //   views, copies, fills, gathers (get_at), joins  0
 //
@@ -74,7 +75,7 @@ constexpr N normalization_flops(int kind, bool backward, N n, N rows) {
 /// cross_entropy over n logits in `rows` rows, forward or backward (above).
 template <class N>
 constexpr N cross_entropy_flops(bool backward, N n, N rows) {
-  return N(backward ? 7 : 4) * n + rows;
+  return backward ? N(5) * n + N(2) * rows : N(4) * n + rows;
 }
 
 /// One pairwise step of an einsum: `x_all`, `y_all` the sizes (products of axis lengths)

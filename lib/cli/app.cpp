@@ -69,6 +69,56 @@ const char* const map_footer =
     "  einexpr map \"b s (h d) -> b h s d\" exp x.npy -o y.npy h=8\n"
     "  einexpr map \"b s h, h -> b s h\" add x.npy bias.npy -o y.npy";
 
+/// The run commands' help beyond the registry's one-line summaries.
+struct OpHelp {
+  const char* name;
+  const char* description;
+  const char* footer;
+};
+const OpHelp op_help[] = {
+    {"rearrange",
+     "Rearrange IN.npy into OUT.npy: permute, split, merge, add or drop unit axes; concatenate several inputs along "
+     "'(a + b)', or split one into several outputs",
+     "Examples:\n"
+     "  einexpr rearrange \"c h w -> c w h\" img.npy -o flipped.npy\n"
+     "  einexpr rearrange \"b (heads hidden1) -> b heads hidden1\" x.npy -o y.npy heads=2\n"
+     "  einexpr rearrange \"b s1 d, b s2 d -> b (s1 + s2) d\" x.npy y.npy -o xy.npy\n"
+     "  einexpr rearrange \"b s (q + k + v) -> b s q, b s k, b s v\" qkv.npy -o q.npy -o k.npy -o v.npy q=64 k=64"},
+    {"reduce", "Reduce IN.npy over the axes the output drops",
+     "Examples:\n"
+     "  einexpr reduce \"c (h h2) (w w2) -> c h w\" mean img.npy -o pooled.npy h2=20 w2=20\n"
+     "  einexpr reduce \"batch seq hidden -> batch hidden\" sum x.npy -o y.npy\n"
+     "  einexpr reduce \"... hidden -> ...\" max x.npy -o y.npy"},
+    {"repeat", "Repeat IN.npy along new or enlarged axes", "Example:\n  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4"},
+    {"map", "Apply an elementwise function: f(IN.npy), or f(IN.npy, IN2.npy) broadcast by name", nullptr},
+    {"softmax", "softmax of IN.npy along the bracketed axes", nullptr},
+    {"log_softmax", "log_softmax of IN.npy along the bracketed axes", nullptr},
+    {"layer_norm", "(x - mean) / sqrt(var + eps) along the bracketed axes", nullptr},
+    {"rms_norm", "x / sqrt(mean(x²) + eps) along the bracketed axes", nullptr},
+    {"einsum", "Contract operands: an axis missing from the output is summed, a repeated one is a diagonal",
+     "Examples:\n"
+     "  einexpr einsum \"b d, d k -> b k\" x.npy w.npy -o y.npy\n"
+     "  einexpr einsum \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\" q.npy k.npy -o scores.npy"},
+    {"get_at", "Gather rows of TABLE.npy at the integer indices of IDX.npy (i64 or i32): an embedding lookup",
+     "The table's indexed axis is in brackets (einx's notation). An index outside it is an error\n"
+     "naming its position; nothing is written.\n"
+     "Examples:\n"
+     "  einexpr get_at \"[v] d, b s -> b s d\" wte.npy tokens.npy -o x.npy\n"
+     "  einexpr get_at \"b [n] d, b k -> b k d\" x.npy idx.npy -o picked.npy"},
+    {"add_at", "TABLE.npy plus UPDATES.npy added at the integer indices of IDX.npy (get_at's gradient)",
+     "Repeated indices add up.\nExample:\n  einexpr add_at \"[v] d, b s, b s d -> [v] d\" wte.npy tokens.npy dx.npy -o wte2.npy"},
+    {"cross_entropy", "The cross-entropy of LOGITS.npy against integer TARGETS.npy at every position (fused)",
+     "lse(logits) - logits[target] along the bracketed classes, torch's F.cross_entropy with\n"
+     "reduction='none'; --ignore-index's target gives 0.\n"
+     "Example:\n  einexpr cross_entropy \"b s [v], b s -> b s\" logits.npy targets.npy -o loss.npy"},
+};
+
+const OpHelp* help_for(std::string_view name) {
+  for (const OpHelp& h : op_help)
+    if (name == h.name) return &h;
+  return nullptr;
+}
+
 void add_run_options(CLI::App* sub, RunOptions& run) {
   sub->add_option("--device", run.device, "Where it runs: cpu, cuda or cuda:N (cuda needs a CUDA build and a GPU)")
       ->type_name("DEV")
@@ -78,11 +128,12 @@ void add_run_options(CLI::App* sub, RunOptions& run) {
       ->check(CLI::Range(1, 4096));
 }
 
-void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* description, const char* footer) {
-  CLI::App* sub = cli.app.add_subcommand(op, description);
-  args.op = op;
+void add_op_command(Cli& cli, OpArgs& args, const OpRow& row, const std::string& description, const char* footer) {
+  CLI::App* sub = cli.app.add_subcommand(std::string(row.name), description);
+  args.op = std::string(row.name);
+  if (footer == nullptr) footer = row.op == Op::map ? map_footer : row.op == Op::normalize ? norm_footer : "";
   positional(sub->add_option("PATTERN", args.pattern, "The einops pattern, quoted"))->required()->type_name("");
-  if (args.op == "reduce") {
+  if (row.function == FunctionArg::reduction) {
     positional(sub->add_option("REDUCTION", args.reduction,
                                "sum, mean, max, min, prod, var, std, logsumexp (any, all on bool)"))
         ->required()
@@ -91,12 +142,12 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
   }
   if (args.op == "layer_norm" || args.op == "rms_norm")
     sub->add_option("--eps", args.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
-  if (args.op == "cross_entropy")
+  if (row.op == Op::cross_entropy)
     sub->add_option("--ignore-index", args.ignore_index, "A target of this value has loss 0 and gradient 0 (torch's)")
         ->type_name("N")
         ->capture_default_str();
-  const bool files_and_lengths = args.op == "rearrange" || args.op == "get_at" || args.op == "add_at" ||
-                                 args.op == "cross_entropy";
+  // One input file, then the lengths; several files (one per pattern operand), then the lengths.
+  const bool files_and_lengths = row.max_inputs > 1 && row.op != Op::einsum && row.op != Op::map;
   if (args.op == "map") {
     positional(sub->add_option("FUNCTION", args.function, "gelu, exp, ... (one input); add, mul, ... (two)"))
         ->required()
@@ -117,13 +168,13 @@ void add_op_command(Cli& cli, OpArgs& args, const char* op, const char* descript
         ->type_name("");
   }
   sub->add_option("-o,--output", args.outputs,
-                  args.op == "rearrange" ? "The output .npy file; a split writes one per output (-o q.npy -o k.npy)"
+                  row.op == Op::rearrange ? "The output .npy file; a split writes one per output (-o q.npy -o k.npy)"
                                          : "The output .npy file (same dtype as the input)")
       ->required()
       ->type_name("OUT.npy")
       ->type_size(1)
       ->expected(1)
-      ->multi_option_policy(args.op == "rearrange" ? CLI::MultiOptionPolicy::TakeAll : CLI::MultiOptionPolicy::Throw)
+      ->multi_option_policy(row.op == Op::rearrange ? CLI::MultiOptionPolicy::TakeAll : CLI::MultiOptionPolicy::Throw)
       ->allow_extra_args(false);  // one file per -o: what follows is a positional again
   sub->add_flag("--bf16-u2", args.bf16_u2, bf16_help);
   add_run_options(sub, args.run);
@@ -357,54 +408,13 @@ std::unique_ptr<Cli> make_cli() {
   cli->app.footer(tool_footer);
   cli->app.set_version_flag("--version", std::string("einexpr ") + version);
   cli->app.require_subcommand(1);
-  add_op_command(*cli, cli->rearrange, "rearrange",
-                 "Rearrange IN.npy into OUT.npy: permute, split, merge, add or drop unit axes; concatenate "
-                 "several inputs along '(a + b)', or split one into several outputs",
-                 "Examples:\n"
-                 "  einexpr rearrange \"c h w -> c w h\" img.npy -o flipped.npy\n"
-                 "  einexpr rearrange \"b (heads hidden1) -> b heads hidden1\" x.npy -o y.npy heads=2\n"
-                 "  einexpr rearrange \"b s1 d, b s2 d -> b (s1 + s2) d\" x.npy y.npy -o xy.npy\n"
-                 "  einexpr rearrange \"b s (q + k + v) -> b s q, b s k, b s v\" qkv.npy -o q.npy -o k.npy -o v.npy "
-                 "q=64 k=64");
-  add_op_command(*cli, cli->reduce, "reduce", "Reduce IN.npy over the axes the output drops",
-                 "Examples:\n"
-                 "  einexpr reduce \"c (h h2) (w w2) -> c h w\" mean img.npy -o pooled.npy h2=20 w2=20\n"
-                 "  einexpr reduce \"batch seq hidden -> batch hidden\" sum x.npy -o y.npy\n"
-                 "  einexpr reduce \"... hidden -> ...\" max x.npy -o y.npy");
-  add_op_command(*cli, cli->repeat, "repeat", "Repeat IN.npy along new or enlarged axes",
-                 "Example:\n"
-                 "  einexpr repeat \"h w -> c h w\" grey.npy -o rgba.npy c=4");
-  add_op_command(*cli, cli->map, "map",
-                 "Apply an elementwise function: f(IN.npy), or f(IN.npy, IN2.npy) broadcast by name", map_footer);
-  add_op_command(*cli, cli->softmax, "softmax", "softmax of IN.npy along the bracketed axes", norm_footer);
-  add_op_command(*cli, cli->log_softmax, "log_softmax", "log_softmax of IN.npy along the bracketed axes", norm_footer);
-  add_op_command(*cli, cli->layer_norm, "layer_norm", "(x - mean) / sqrt(var + eps) along the bracketed axes",
-                 norm_footer);
-  add_op_command(*cli, cli->rms_norm, "rms_norm", "x / sqrt(mean(x²) + eps) along the bracketed axes", norm_footer);
-  add_op_command(*cli, cli->einsum, "einsum",
-                 "Contract operands: an axis missing from the output is summed, a repeated one is a diagonal",
-                 "Examples:\n"
-                 "  einexpr einsum \"b d, d k -> b k\" x.npy w.npy -o y.npy\n"
-                 "  einexpr einsum \"batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2\" q.npy k.npy "
-                 "-o scores.npy");
-  add_op_command(*cli, cli->get_at, "get_at",
-                 "Gather rows of TABLE.npy at the integer indices of IDX.npy (i64 or i32): an embedding lookup",
-                 "The table's indexed axis is in brackets (einx's notation). An index outside it is an error\n"
-                 "naming its position; nothing is written.\n"
-                 "Examples:\n"
-                 "  einexpr get_at \"[v] d, b s -> b s d\" wte.npy tokens.npy -o x.npy\n"
-                 "  einexpr get_at \"b [n] d, b k -> b k d\" x.npy idx.npy -o picked.npy");
-  add_op_command(*cli, cli->add_at, "add_at",
-                 "TABLE.npy plus UPDATES.npy added at the integer indices of IDX.npy (get_at's gradient)",
-                 "Repeated indices add up.\n"
-                 "Example:\n"
-                 "  einexpr add_at \"[v] d, b s, b s d -> [v] d\" wte.npy tokens.npy dx.npy -o wte2.npy");
-  add_op_command(*cli, cli->cross_entropy, "cross_entropy",
-                 "The cross-entropy of LOGITS.npy against integer TARGETS.npy at every position (fused)",
-                 "lse(logits) - logits[target] along the bracketed classes, torch's F.cross_entropy with\n"
-                 "reduction='none'; --ignore-index's target gives 0.\n"
-                 "Example:\n"
-                 "  einexpr cross_entropy \"b s [v], b s -> b s\" logits.npy targets.npy -o loss.npy");
+  // One run command per row of the op registry (parser/ops.hpp), its help from the table above.
+  for (const OpRow& row : op_rows()) {
+    const OpHelp* help = help_for(row.name);
+    cli->ops.emplace_back();
+    add_op_command(*cli, cli->ops.back(), row, help ? help->description : std::string(row.summary),
+                   help ? help->footer : "");
+  }
   add_cost(*cli);
   add_explain(*cli);
   add_check(*cli);

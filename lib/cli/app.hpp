@@ -3,6 +3,7 @@
 // examples from the lecture notes), bound to the argument structs of commands.hpp.
 // CLI11 stays in this file, app.cpp and main.cpp.
 #include <CLI/CLI.hpp>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,8 +22,7 @@ struct Command {
 /// The parsed command line; the CLI11 options write into the argument structs.
 struct Cli {
   CLI::App app;
-  OpArgs rearrange, reduce, repeat, einsum, map, softmax, log_softmax, layer_norm, rms_norm, get_at, add_at,
-      cross_entropy;
+  std::deque<OpArgs> ops;  // one per row of the op registry (parser/ops.hpp), in its order
   CostArgs cost;
   ExprArgs explain;
   CheckArgs check;

@@ -4,6 +4,8 @@
 // temporary beside the output and renames it, so a failed run leaves no file behind and
 // an existing output unchanged.
 #include <algorithm>
+#include <type_traits>
+#include <variant>
 #include <span>
 
 #include "args.hpp"
@@ -29,41 +31,39 @@ std::vector<Tensor> read_inputs(const OpArgs& args, const std::vector<std::strin
   return inputs;
 }
 
-Tensor compute_one(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths);
-
-std::vector<Tensor> compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths) {
-  if (args.op == "rearrange") {
-    if (in.size() > 1) return {rearrange(in, args.pattern, lengths)};
-    const std::size_t arrow = args.pattern.find("->");
-    if (arrow == std::string::npos || args.pattern.find(',', arrow) == std::string::npos)
-      return {rearrange(in[0], args.pattern, lengths)};
-    std::vector<Tensor> parts = split(in[0], args.pattern, lengths);
-    if (parts.size() != args.outputs.size())
-      throw UsageError("'" + args.pattern + "' has " + std::to_string(parts.size()) + " outputs but " +
-                       std::to_string(args.outputs.size()) + " -o files are given");
-    return parts;
-  }
-  if (args.op == "get_at") return {get_at(in[0], in[1], args.pattern, lengths)};
-  if (args.op == "add_at") return {add_at(in[0], in[1], in[2], args.pattern, lengths)};
-  if (args.op == "cross_entropy") return {cross_entropy(in[0], in[1], args.pattern, args.ignore_index, lengths)};
-  return {compute_one(args, in, lengths)};
+/// The OpSpec of a run command: the registry row its name is, with the options its
+/// arguments give (the reduction, the function, eps, ignore_index) and the lengths.
+OpSpec spec_of(const OpArgs& args, std::size_t files, const AxisLengths& lengths) {
+  const OpRow& row = op_row(args.op);
+  OpSpec spec = OpSpec::of(row.op, lengths);
+  std::visit(
+      [&](auto& o) {
+        using O = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<O, ReduceOptions>) {
+          o.reduction = parse_reduction(args.reduction);
+          o.correction = args.correction < 0 ? 1 : args.correction;
+        } else if constexpr (std::is_same_v<O, MapOptions>) {
+          o.function = parse_map_function(args.function, files);
+          if (files > 1 && !lengths.empty()) throw Error("map: NAME=LEN lengths are taken by unary maps only");
+        } else if constexpr (std::is_same_v<O, NormalizeOptions>) {
+          o.kind = parse_normalization(row.name);
+          o.eps = takes_eps(o.kind) ? eps_or_default(o.kind, args.eps) : 0.0;
+        } else if constexpr (std::is_same_v<O, CrossEntropyOptions>) {
+          o.ignore_index = args.ignore_index;
+        }
+      },
+      spec.options);
+  return spec;
 }
 
-Tensor compute_one(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths) {
-  if (args.op == "reduce")
-    return reduce(in[0], args.pattern, parse_reduction(args.reduction), lengths,
-                  args.correction < 0 ? 1 : args.correction);
-  if (args.op == "repeat") return repeat(in[0], args.pattern, lengths);
-  if (args.op == "map") {
-    if (in.size() == 1) return map(in[0], args.pattern, args.function, lengths);
-    if (!lengths.empty()) throw Error("map: NAME=LEN lengths are taken by unary maps only");
-    return map(in[0], in[1], args.pattern, args.function);
-  }
-  if (is_normalization(args.op)) {
-    const Normalization kind = parse_normalization(args.op);
-    return normalize(in[0], args.pattern, kind, eps_or_default(kind, args.eps), lengths);
-  }
-  return einsum(in, args.pattern, lengths);
+/// The command's results: one, or one per output of a split ("b (q + k) -> b q, b k").
+std::vector<Tensor> compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths) {
+  OpSpec spec = spec_of(args, in.size(), lengths);
+  const std::size_t arrow = args.pattern.find("->");
+  const bool split = spec.op() == Op::rearrange && in.size() == 1 && arrow != std::string::npos &&
+                     args.pattern.find(',', arrow) != std::string::npos;
+  if (!split) return {apply(spec, in, args.pattern)};
+  return einexpr::split(in[0], args.pattern, lengths);
 }
 
 /// The number of operands left of "->" (so many input files come first); 1 if it cannot tell.
@@ -96,7 +96,7 @@ int run_op(const OpArgs& args) {
     MapArgs m = split_map_args(args.inputs);
     paths = std::move(m.files);
     lengths = std::move(m.lengths);
-  } else if (args.op == "rearrange" || args.op == "get_at" || args.op == "add_at" || args.op == "cross_entropy") {
+  } else if (const OpRow& row = op_row(args.op); row.max_inputs > 1 && row.op != Op::einsum) {
     FileArgs f = split_file_args(args.inputs, pattern_operands(args.pattern));
     paths = std::move(f.files);
     lengths = std::move(f.lengths);

@@ -28,6 +28,8 @@ namespace einexpr::cpu {
 
 namespace {
 
+constexpr std::int64_t stream_bytes = std::int64_t{8} << 20;  // as map_cpu.cpp
+
 template <class I>
 std::int64_t index_at(const std::byte* base, std::int64_t offset) {
   return static_cast<std::int64_t>(reinterpret_cast<const I*>(base)[offset]);
@@ -331,9 +333,13 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
         const vec::RowKernels<C>& rk = row_kernels<C>();
         const bool in_place = std::is_same_v<S, C> && g.x_stride == 1;
         const bool out_direct = std::is_same_v<S, C> && g.dx_stride == 1;
+        // dlogits larger than the caches are written with streaming stores (fenced per row,
+        // before the target's element is corrected with an ordinary store).
+        const bool stream = backward && out_direct && n * rows * static_cast<std::int64_t>(sizeof(S)) >= stream_bytes;
         auto run = [&](std::int64_t begin, std::int64_t end) {
           std::vector<C> row(in_place ? 0 : static_cast<std::size_t>(n));
           std::vector<C> grad(backward && !out_direct ? static_cast<std::size_t>(n) : 0);
+          std::vector<C> scratch(backward ? static_cast<std::size_t>(n) : 0);
           Odometer<4> odo(g.rows.shape, g.rows.strides, g.rows.shape.size());
           odo.seek(begin);
           for (std::int64_t r = begin; r < end; ++r, odo.next()) {
@@ -360,7 +366,8 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
             if (ignored) {
               std::fill(gr, gr + n, C(0));
             } else {
-              rk.scaled_exp(xc, gr, n, rk.logsumexp(xc, n), scale, false);
+              rk.scaled_softmax(xc, gr, n, scale, stream && gr == reinterpret_cast<C*>(dxr), scratch.data());
+              if (stream) rk.fence();
               gr[t] -= scale;
             }
             if (!out_direct)

@@ -45,8 +45,10 @@ struct RowKernels {
   /// m + log(sum exp(x - m)) over a row of n (m its maximum; -inf for n = 0): cross_entropy's
   /// per-row log-sum-exp.
   T (*logsumexp)(const T* x, std::int64_t n) = nullptr;
-  /// y[i] = scale · exp(x[i] - shift) (cross_entropy's dlogits before the target's -scale).
-  void (*scaled_exp)(const T* x, T* y, std::int64_t n, T shift, T scale, bool stream) = nullptr;
+  /// y = scale · softmax(x) over a row of n (one exp per element, as softmax: the
+  /// exponentials go to y, or to `scratch` when y is streamed, then are scaled): cross_entropy's
+  /// dlogits before the target's -scale.
+  void (*scaled_softmax)(const T* x, T* y, std::int64_t n, T scale, bool stream, T* scratch) = nullptr;
 };
 
 /// FMA chains on registers, no memory traffic: `fma_chains` independent chains of `lanes`

@@ -95,6 +95,11 @@ struct Rows {
   }
 
   static void softmax(const T* x, T* y, std::int64_t n, T /*eps*/, bool stream, T* scratch) {
+    scaled_softmax(x, y, n, T(1), stream, scratch);
+  }
+
+  /// scale · softmax(x): softmax's passes with scale folded into the final multiply.
+  static void scaled_softmax(const T* x, T* y, std::int64_t n, T scale, bool stream, T* scratch) {
     if (n <= 0) return;
     const R m = V::set(max_of(x, n));
     T* e = stream ? scratch : y;
@@ -124,7 +129,7 @@ struct Rows {
       store_partial(e + i, a, n - i);
       s1 = V::add(s1, a);
     }
-    const R r = V::set(T(1) / hsum(V::add(s0, s1)));
+    const R r = V::set(scale / hsum(V::add(s0, s1)));
     write(e, y, n, stream, [&](R v) { return V::mul(v, r); });
   }
 
@@ -163,7 +168,7 @@ struct Rows {
   }
 };
 
-/// cross_entropy's row functions (RowKernels::logsumexp and scaled_exp).
+/// cross_entropy's row functions (RowKernels::logsumexp and scaled_softmax).
 template <class V>
 struct EntropyRows {
   using T = typename V::T;
@@ -183,9 +188,8 @@ struct EntropyRows {
     return mx + l[0];
   }
 
-  static void scaled_exp(const T* x, T* y, std::int64_t n, T shift, T scale, bool stream) {
-    const R s = V::set(shift), c = V::set(scale);
-    Rows<V>::write(x, y, n, stream, [&](R v) { return V::mul(V::exp(V::sub(v, s)), c); });
+  static void scaled_softmax(const T* x, T* y, std::int64_t n, T scale, bool stream, T* scratch) {
+    Rows<V>::scaled_softmax(x, y, n, scale, stream, scratch);
   }
 };
 
@@ -199,7 +203,7 @@ RowKernels<typename V::T> make_row_kernels() {
   k.rms_norm = &Rows<V>::rms_norm;
   k.fence = &V::fence;
   k.logsumexp = &EntropyRows<V>::logsumexp;
-  k.scaled_exp = &EntropyRows<V>::scaled_exp;
+  k.scaled_softmax = &EntropyRows<V>::scaled_softmax;
   return k;
 }
 

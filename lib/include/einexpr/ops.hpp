@@ -221,6 +221,16 @@ Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps = 1e-6, co
 Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,
                  const AxisLengths& lengths = {});
 
+// ---- any op, as data ----
+/// The op `spec` describes (OpSpec: the op's options and the axis lengths) on `inputs` with
+/// `pattern`: apply(OpSpec::reduce(Reduction::mean), {x}, "b s h -> b h") is reduce(x, "b s h ->
+/// b h", "mean"). Each named function above is this with its spec; the command line runs
+/// every op of the registry through it.
+Tensor apply(const OpSpec& spec, std::span<const Tensor> inputs, std::string_view pattern);
+inline Tensor apply(const OpSpec& spec, std::initializer_list<Tensor> inputs, std::string_view pattern) {
+  return apply(spec, std::span<const Tensor>(inputs.begin(), inputs.size()), pattern);
+}
+
 // ---- out-parameter forms: write into a tensor the caller owns (same shape and dtype) ----
 void rearrange_into(Tensor& out, const Tensor& x, std::string_view pattern,
                     const AxisLengths& lengths = {});
