@@ -55,7 +55,7 @@ void add_get_at() {
   });
   add(w, "limit:memcpy", threads_used, work, [=](int threads) {
     auto* src = static_cast<float*>(input(w, "wte", [] { return pattern_f32({V, D}); }).data_ptr());
-    auto* dst = static_cast<float*>(input(w, "dst", [] { return pattern_f32({B, S, D}); }).data_ptr());
+    auto* dst = static_cast<float*>(input(w, "rows", [] { return pattern_f32({B, S, D}); }).data_ptr());
     return std::function<void()>([=] { memcpy_threads(dst, src, static_cast<std::size_t>(B * S * D) * 4, threads); });
   });
 }
@@ -140,13 +140,13 @@ void add_concat_split() {
         [=] { benchmark_keep(einexpr::rearrange({x, y}, "b s1 d, b s2 d -> b (s1 + s2) d").numel()); });
   });
   add(w, "limit:memcpy", threads_used, Work{0, bytes, 0.9}, [=](int threads) {
-    auto* src = static_cast<float*>(input(w, "x", [] { return pattern_f32({b, s1 + s2, d}); }).data_ptr());
+    auto* src = static_cast<float*>(input(w, "src", [] { return pattern_f32({b, s1 + s2, d}); }).data_ptr());
     auto* dst = static_cast<float*>(input(w, "dst", [] { return pattern_f32({b, s1 + s2, d}); }).data_ptr());
     return std::function<void()>(
         [=] { memcpy_threads(dst, src, static_cast<std::size_t>(b * (s1 + s2) * d) * 4, threads); });
   });
   add(w, "limit:stream", threads_used, Work{0, bytes, 0.9}, [=](int threads) {
-    auto* src = static_cast<float*>(input(w, "x", [] { return pattern_f32({b, s1 + s2, d}); }).data_ptr());
+    auto* src = static_cast<float*>(input(w, "src", [] { return pattern_f32({b, s1 + s2, d}); }).data_ptr());
     auto* dst = static_cast<float*>(input(w, "dst", [] { return pattern_f32({b, s1 + s2, d}); }).data_ptr());
     return std::function<void()>(
         [=] { stream_copy_threads(dst, src, static_cast<std::size_t>(b * (s1 + s2) * d), threads); });
@@ -163,7 +163,7 @@ void add_concat_split() {
     });
   });
   add(sw, "limit:memcpy", threads_used, Work{0, sbytes, 0.9}, [=](int threads) {
-    auto* src = static_cast<float*>(input(sw, "x", [] { return pattern_f32({rows, 3 * h}); }).data_ptr());
+    auto* src = static_cast<float*>(input(sw, "x", [] { return pattern_f32({rows, 3 * h}); }).data_ptr());  // same shape
     auto* dst = static_cast<float*>(input(sw, "dst", [] { return pattern_f32({rows, 3 * h}); }).data_ptr());
     return std::function<void()>([=] { memcpy_threads(dst, src, static_cast<std::size_t>(rows * 3 * h) * 4, threads); });
   });

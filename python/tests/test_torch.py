@@ -129,3 +129,45 @@ def test_a_capsule_is_consumed_once(gen):
         einexpr._einexpr.from_dlpack(capsule)
     # einexpr tensors go out through DLPack to numpy as well as to torch
     np.testing.assert_array_equal(np.from_dlpack(t), np.asarray(t))
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 1e-5), (torch.bfloat16, 3e-2)])
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_indexed_ops_match_torch(gen, dtype, tol, index_dtype):
+    wte = randn(gen, 11, 6, dtype=dtype)
+    tok = torch.randint(0, 11, (3, 4), generator=gen).to(index_dtype)
+    got = einexpr.get_at(wte, tok, "[v] d, b s -> b s d")
+    assert isinstance(got, torch.Tensor) and got.dtype == dtype
+    torch.testing.assert_close(got, torch.nn.functional.embedding(tok.long(), wte), rtol=0, atol=0)
+    upd = randn(gen, 3, 4, 6, dtype=dtype)
+    want = wte.double().index_add(0, tok.long().reshape(-1), upd.double().reshape(-1, 6))
+    torch.testing.assert_close(einexpr.add_at(wte, tok, upd, "[v] d, b s, b s d -> [v] d").double(), want,
+                               rtol=tol, atol=tol * 4)
+    logits = 3 * randn(gen, 3, 4, 11, dtype=dtype)
+    targets = torch.randint(0, 11, (3, 4), generator=gen).to(index_dtype)
+    targets[0, 1] = -100
+    want = torch.nn.functional.cross_entropy(logits.double().permute(0, 2, 1), targets.long(), reduction="none")
+    torch.testing.assert_close(einexpr.cross_entropy(logits, targets, "b s [v], b s -> b s").double(), want,
+                               rtol=tol, atol=tol * 10)
+    # a strided table: columns of a transposed one
+    wt = randn(gen, 6, 11, dtype=dtype).T
+    torch.testing.assert_close(einexpr.get_at(wt, tok, "[v] d, b s -> b s d"),
+                               torch.nn.functional.embedding(tok.long(), wt), rtol=0, atol=0)
+
+
+def test_concatenation_split_and_numbers_match_torch(gen):
+    a, b = randn(gen, 2, 3, 4), randn(gen, 2, 5, 4)
+    torch.testing.assert_close(einexpr.rearrange([a, b], "b s1 d, b s2 d -> b (s1 + s2) d"), torch.cat([a, b], 1))
+    qkv = randn(gen, 2, 3, 9)
+    q, k, v = einexpr.rearrange(qkv, "b s (q + k + v) -> b s q, b s k, b s v", q=2, k=3)
+    for got, want in zip((q, k, v), torch.split(qkv, [2, 3, 4], 2)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert q.data_ptr() == qkv.data_ptr()  # a view, as torch.split's
+    torch.testing.assert_close(einexpr.map(a, 0.125, "b s d, -> b s d", "mul"), a * 0.125)
+    torch.testing.assert_close(einexpr.einsum(a, 2, "b s d, -> b d"), 2 * a.sum(1))
+    with pytest.raises(einexpr.IndexError, match="index 11 at position") as info:
+        einexpr.get_at(randn(gen, 11, 2), torch.tensor([11]), "[v] d, n -> n d")
+    assert isinstance(info.value, IndexError)
+    assert "get_at" in einexpr.ops() and "cross_entropy" in einexpr.ops()
+    cost = einexpr.cost("cross_entropy", "b [v], b -> b", b=8, v=100)
+    assert cost["flops"] == 4 * 8 * 100 + 8

@@ -201,3 +201,61 @@ TEST_CASE("commands run on --device cpu, and --device cuda needs a CUDA build an
   CHECK(r.out.empty());
   CHECK_THAT(r.err, Catch::Contains("CUDA"));
 }
+
+TEST_CASE("get_at, add_at, cross_entropy, concatenation and split write what the C++ API computes") {
+  Sandbox box;
+  const Tensor wte = Tensor::randn({7, 4}, DType::f32, 1);
+  const Tensor tok = Tensor::from_vector(std::vector<std::int64_t>{6, 0, 6, 2, 3, 1}, {2, 3});
+  const Tensor tok32 = tok.to(DType::i32);
+  const Tensor upd = Tensor::randn({2, 3, 4}, DType::f32, 2);
+  const Tensor logits = Tensor::randn({2, 3, 7}, DType::f32, 3);
+  box.write_npy("wte.npy", wte);
+  box.write_npy("tok.npy", tok);
+  box.write_npy("tok32.npy", tok32);
+  box.write_npy("upd.npy", upd);
+  box.write_npy("logits.npy", logits);
+  struct Row {
+    std::vector<std::string> args;
+    Tensor expected;
+  };
+  const std::vector<Row> rows = {
+      {{"get_at", "[v] d, b s -> b s d", "wte.npy", "tok.npy"}, get_at(wte, tok, "[v] d, b s -> b s d")},
+      {{"get_at", "[v] d, b s -> b s d", "wte.npy", "tok32.npy"}, get_at(wte, tok32, "[v] d, b s -> b s d")},
+      {{"add_at", "[v] d, b s, b s d -> [v] d", "wte.npy", "tok.npy", "upd.npy"},
+       add_at(wte, tok, upd, "[v] d, b s, b s d -> [v] d")},
+      {{"cross_entropy", "b s [v], b s -> b s", "logits.npy", "tok.npy"},
+       cross_entropy(logits, tok, "b s [v], b s -> b s")},
+      {{"cross_entropy", "b s [v], b s -> b s", "logits.npy", "tok.npy", "--ignore-index", "6"},
+       cross_entropy(logits, tok, "b s [v], b s -> b s", 6)},
+      {{"rearrange", "b s d, b s t -> b s (d + t)", "upd.npy", "logits.npy"},
+       rearrange({upd, logits}, "b s d, b s t -> b s (d + t)")},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.args);
+    std::vector<std::string> args = row.args;
+    args.insert(args.end(), {"-o", "out.npy"});
+    const test::CliResult r = box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    CHECK(box.read_bytes("out.npy") == npy_text(row.expected.contiguous()));
+  }
+  // A split: one -o per output, parts' lengths given but the last.
+  const test::CliResult r =
+      box.run({"rearrange", "v (p + q) -> v p, q v", "wte.npy", "-o", "p.npy", "-o", "q.npy", "p=1"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  const std::vector<Tensor> parts = split(wte, "v (p + q) -> v p, q v", {{"p", 1}});
+  CHECK(box.read_bytes("p.npy") == npy_text(parts[0].contiguous()));
+  CHECK(box.read_bytes("q.npy") == npy_text(parts[1].contiguous()));
+  // A bad index: exit 1 naming it, no output written.
+  box.write_npy("bad.npy", Tensor::from_vector(std::vector<std::int64_t>{0, 7}, {1, 2}));
+  const test::CliResult bad = box.run({"get_at", "[v] d, b s -> b s d", "wte.npy", "bad.npy", "-o", "never.npy"});
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.err, Catch::Contains("index 7 at position [0, 1] is out of range [0, 7)"));
+  CHECK_FALSE(std::filesystem::exists(box.path("never.npy")));
+  // The wrong number of -o files for a split, before anything is written.
+  const test::CliResult count = box.run({"rearrange", "v (p + q) -> v p, q v", "wte.npy", "-o", "p2.npy", "p=1"});
+  CHECK(count.status == 2);
+  CHECK_THAT(count.err, Catch::Contains("has 2 outputs but 1 -o files are given"));
+  CHECK_FALSE(std::filesystem::exists(box.path("p2.npy")));
+}
