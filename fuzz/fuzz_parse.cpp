@@ -5,7 +5,9 @@
 //   - a parsed pattern's spans lie inside the text, in order;
 //   - to_string round-trips: parse(to_string(p)) equals p up to spans, to_string of that is
 //     the same text again, and check() accepts or rejects both alike, with the same reason;
-//   - a pack pattern has exactly one '*', and its names are unique identifiers.
+//   - a pack pattern has exactly one '*', and its names are unique identifiers;
+//   - the same for indexed patterns (parse_indexed: get_at, add_at, cross_entropy), whose
+//     brackets lie in the text and round-trip through to_string.
 #include <cctype>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "ast_strip.hpp"
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "fuzz_support.hpp"
@@ -46,6 +49,14 @@ void check_spans(const ast::Pattern& p, std::string_view text) {
   }
   FUZZ_CHECK(p.arrow.begin >= last, "an operand after the arrow");
   for (const ast::Term& t : p.output.terms) FUZZ_CHECK(ast::span_of(t).begin >= p.arrow.end, "an output term before the arrow");
+  std::size_t after = p.output.span.end;
+  for (const ast::Operand& o : p.more_outputs) {
+    FUZZ_CHECK(inside(o.span) && o.span.begin >= after, "a further output's span is out of place");
+    after = o.span.end;
+  }
+  for (const ast::Span& b : p.brackets)
+    FUZZ_CHECK(inside(b) && b.end - b.begin >= 2 && text[b.begin] == '[' && text[b.end - 1] == ']',
+               "a bracket's span is not its '[...]'");
 }
 
 /// check(p, op) as a result: "" when accepted, else the reason.
@@ -88,6 +99,35 @@ void fuzz_pattern(std::string_view text) {
                    verdicts[i] + "\") and \"" + fuzz::escaped(canonical) + "\"");
 }
 
+constexpr Op indexed_ops[] = {Op::get_at, Op::add_at, Op::cross_entropy};
+
+void fuzz_indexed(std::string_view text) {
+  ast::Pattern p;
+  try {
+    p = parse_indexed(text);
+  } catch (const PatternError& e) {
+    check_error(e, text);
+    return;
+  }
+  check_spans(p, text);
+  std::string verdicts[3];
+  for (int i = 0; i < 3; ++i) verdicts[i] = verdict(p, indexed_ops[i], text);
+  const std::string canonical = ast::to_string(p);
+  if (canonical.size() > max_pattern_length) return;
+  ast::Pattern q;
+  try {
+    q = parse_indexed(canonical);
+  } catch (const PatternError& e) {
+    FUZZ_CHECK(false, "to_string gave \"" + fuzz::escaped(canonical) + "\", which does not parse as indexed: " + e.what());
+  }
+  FUZZ_CHECK(test::stripped(q) == test::stripped(p), "\"" + fuzz::escaped(text) + "\" and its to_string \"" +
+                                                         fuzz::escaped(canonical) + "\" parse differently (indexed)");
+  for (int i = 0; i < 3; ++i)
+    FUZZ_CHECK(verdict(q, indexed_ops[i], canonical) == verdicts[i],
+               std::string("check(") + name(indexed_ops[i]) + ") differs on \"" + fuzz::escaped(text) + "\" and \"" +
+                   fuzz::escaped(canonical) + "\"");
+}
+
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (char c : s)
@@ -116,5 +156,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   fuzz_pattern(text);
   fuzz_pack(text);
+  fuzz_indexed(text);
   return 0;
 }

@@ -14,13 +14,20 @@ using namespace einexpr;
 namespace fuzz {
 
 const char* name(Kind kind) {
-  constexpr const char* names[] = {"rearrange", "reduce", "repeat", "einsum", "binary map", "unary map"};
+  constexpr const char* names[] = {"rearrange", "reduce", "repeat", "einsum", "binary map", "unary map",
+                                   "get_at", "add_at", "cross_entropy"};
   return names[static_cast<int>(kind)];
 }
 
-namespace {
+Op op_of(Kind kind) {
+  constexpr Op ops[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map, Op::map,
+                        Op::get_at, Op::add_at, Op::cross_entropy};
+  return ops[static_cast<int>(kind)];
+}
 
-constexpr Op op_of[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map, Op::map};
+bool indexed(Kind kind) { return kind == Kind::get_at || kind == Kind::add_at || kind == Kind::cross_entropy; }
+
+namespace {
 
 /// A length: small (0..5, mostly non-zero), or with `huge` often enormous.
 std::int64_t draw_length(ByteReader& r, bool huge) {
@@ -99,8 +106,8 @@ Shape shape_of(const ast::Operand& o, const Case& c, const Shape& ellipsis) {
     } else if (std::holds_alternative<ast::Unit>(t)) {
       s.push_back(1);
     } else if (const auto* g = std::get_if<ast::Group>(&t)) {
-      std::int64_t len = 1;
-      for (const ast::Atom& a : g->atoms) len = checked_mul(len, atom_length(a));
+      std::int64_t len = g->concat ? 0 : 1;  // a concatenation's parts add up
+      for (const ast::Atom& a : g->atoms) len = g->concat ? checked_add(len, atom_length(a)) : checked_mul(len, atom_length(a));
       s.push_back(len);
     } else if (const auto* n = std::get_if<ast::Named>(&t)) {
       s.push_back(c.sizes.at(n->name));
@@ -176,7 +183,7 @@ void draw_lengths(ByteReader& r, Case& c) {
 }
 
 void read_header(ByteReader& r, Case& c) {
-  c.kind = static_cast<Kind>(r.below(6));
+  c.kind = static_cast<Kind>(r.below(9));
   c.dtype = all_dtypes[r.below(9)];
   const std::uint8_t flags = r.byte();
   c.consistent = (flags & 1) == 0;
@@ -206,8 +213,8 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
     c.pattern.output = c.pattern.operands[0];
   } else {
     try {
-      c.pattern = parse(c.text);
-      check(c.pattern, op_of[static_cast<int>(c.kind)]);
+      c.pattern = indexed(c.kind) ? parse_indexed(c.text) : parse(c.text);
+      check(c.pattern, op_of(c.kind));
     } catch (const PatternError&) {
       return std::nullopt;
     }
@@ -237,7 +244,7 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
 Shape expected_output_shape(const Case& c) { return shape_of(c.pattern.output, c, c.out_ellipsis); }
 
 OpSpec spec_of(const Case& c) {
-  OpSpec s = OpSpec::of(op_of[static_cast<int>(c.kind)], c.lengths);
+  OpSpec s = OpSpec::of(op_of(c.kind), c.lengths);
   std::visit(
       [&](auto& o) {
         using O = std::decay_t<decltype(o)>;

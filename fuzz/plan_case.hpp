@@ -3,7 +3,8 @@
 //
 //   kind dtype flags choice choice2 | pattern text | '\0' | parameter bytes...
 //
-// kind: rearrange / reduce / repeat / einsum / binary map / unary map; flags: consistent
+// kind: rearrange / reduce / repeat / einsum / binary map / unary map / get_at / add_at /
+// cross_entropy; flags: consistent
 // shapes, every length given, enormous sizes allowed, run it; choice: the reduction or
 // function; choice2: the copy policy and contraction order. The parameter bytes give every
 // axis name's length (in order of first appearance), what "..." stands for in each operand,
@@ -22,7 +23,13 @@
 
 namespace fuzz {
 
-enum class Kind : unsigned char { rearrange, reduce, repeat, einsum, binary, unary };
+/// The indexed kinds (get_at, add_at, cross_entropy) parse with parse_indexed; their index
+/// operand is planned as i64 and they plan, validate, cost and derive gradients (no run).
+enum class Kind : unsigned char { rearrange, reduce, repeat, einsum, binary, unary, get_at, add_at, cross_entropy };
+/// The op a kind plans.
+einexpr::Op op_of(Kind kind);
+/// Whether a kind's pattern is an indexed one.
+bool indexed(Kind kind);
 const char* name(Kind kind);
 
 struct Case {

@@ -56,16 +56,25 @@ bool in_brackets(const Pattern& pattern, const Term& term) noexcept {
 }
 
 namespace {
-/// An operand with its bracketed terms in brackets: "[v] d".
+/// The bracket a term stands in, or brackets.size() for none.
+std::size_t bracket_of(const Pattern& pattern, const Term& term) {
+  const Span t = span_of(term);
+  std::size_t b = 0;
+  while (b < pattern.brackets.size() && !(pattern.brackets[b].begin < t.begin && t.end < pattern.brackets[b].end)) ++b;
+  return b;
+}
+
+/// An operand with its bracketed terms in their brackets: "[v] d", "[a] [b]", "[a b] c".
 std::string bracketed_text(const Pattern& pattern, const Operand& operand) {
   std::string s;
   const std::vector<Term>& terms = operand.terms;
+  const std::size_t none = pattern.brackets.size();
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    const bool in = in_brackets(pattern, terms[i]);
+    const std::size_t b = bracket_of(pattern, terms[i]);
     if (i) s += ' ';
-    if (in && (i == 0 || !in_brackets(pattern, terms[i - 1]))) s += '[';
+    if (b != none && (i == 0 || bracket_of(pattern, terms[i - 1]) != b)) s += '[';
     s += to_string(terms[i]);
-    if (in && (i + 1 == terms.size() || !in_brackets(pattern, terms[i + 1]))) s += ']';
+    if (b != none && (i + 1 == terms.size() || bracket_of(pattern, terms[i + 1]) != b)) s += ']';
   }
   return s;
 }
@@ -82,7 +91,7 @@ std::string to_string(const Operand& operand) {
 
 std::string to_string(const Pattern& pattern) {
   std::string s;
-  if (!pattern.brackets.empty() && pattern.operands.size() == 1) {  // parse_bracketed's "b h q [k]"
+  if (!pattern.brackets.empty() && pattern.arrow.end == 0) {  // parse_bracketed's "b h q [k]": no arrow
     const std::vector<Term>& terms = pattern.operands[0].terms;
     // The bracket a term stands in, or brackets.size() for none.
     const auto bracket_of = [&](std::size_t i) {

@@ -87,6 +87,10 @@ std::pair<std::string, std::vector<ast::Span>> blank_brackets(std::string_view t
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '(' || c == ')') parens = std::max(0, parens + (c == '(' ? 1 : -1));
+    if (open != none && (c == ',' || (c == '-' && i + 1 < text.size() && text[i + 1] == '>')))
+      throw PatternError(std::string("'") + (c == ',' ? "," : "->") +
+                             "' inside brackets: brackets go around dims of one operand, as in \"[v] d, b s -> b s d\"",
+                         shown, i);
     if (c != '[' && c != ']') continue;
     if (parens > 0)
       throw PatternError("a bracket inside parentheses: brackets go around whole dims, as in \"b [(h w)]\"", shown, i);

@@ -27,6 +27,10 @@ PATTERNS = [
     "a, , b -> a", "a -> b c, d", "a\x00b -> a", "caf\u00e9 -> caf\u00e9", "a \u2192 b", "a -\u00e9> b",
     "99999999999999999999 -> a", "9223372036854775807 -> a", "0 -> a", "a_ -> a", "(a, b) -> a b",
     "\xff\xfe -> a",
+    # concatenation, split, indexed patterns (parse_indexed: get_at, add_at, cross_entropy)
+    "b s1 d, b s2 d -> b (s1 + s2) d", "b s (q + k + v) -> b s q, b s k, b s v", "(a + b) c -> c a, b c",
+    "a (b + ) -> a b", "a + b -> a", "[v] d, b s -> b s d", "b [n] d, b k -> b k d",
+    "[v] d, b s, b s d -> [v] d", "b s [v], b s -> b s", "[v] [d], b -> b", "[(v w)] d, n -> n d", "[v d, n -> n",
 ]
 
 
@@ -57,6 +61,15 @@ MODELS = [
     "input = map(x, \"a -> a\")\n",
     'h = map(x, "a\x00 -> a", "caf\u00e9")\n',
     "axes B=2\ninput x: B\nh = map(x, \"B -> B\", \"exp\"\n",
+    # token ids, the indexed ops, numbers, concatenation and a split statement
+    "axes B=2 S=3 V=7 D=4 Q=1 K=3\ninput t: B S i64\ninput y: B S i32\nparam w: V D\n"
+    "e = get_at(w, t, \"[V] D, B S -> B S D\")\nh = map(e, 0.5, \"B S D, -> B S D\", \"mul\")\n"
+    "q, k = rearrange(h, \"B S (Q + K) -> B S Q, B S K\")\nj = rearrange(k, q, \"B S K, B S Q -> B S (K + Q)\")\n"
+    "l = einsum(j, w, \"B S D, V D -> B S V\")\nc = cross_entropy(l, y, \"B S [V], B S -> B S\")\n"
+    "g = add_at(w, t, e, \"[V] D, B S, B S D -> [V] D\")\noutput c g q\n",
+    "axes B=2 V=5\ninput t: B f32\nparam w: V\ne = get_at(w, t, \"[V], B -> B\")\n",
+    "axes B=2\ninput x: B\nh = map(x, 1e400, \"B, -> B\", \"mul\")\n",
+    "axes B=2\ninput x: B\na, b = map(x, 2, \"B, -> B\", \"mul\")\n",
     # past the parser: views, accumulation, 0-d and three-operand einsums (planned, costed, run)
     "axes A=3 B=4 Q=2 R=2\nparam w: A B\ninput v: B\ninput m: A A\ninput n: A Q\n"
     't = rearrange(w, "A B -> B A")\nu = einsum(t, v, "B A, B -> A")\nd = einsum(m, "A A -> A")\n'

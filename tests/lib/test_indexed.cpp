@@ -230,6 +230,8 @@ TEST_CASE("indexed and concatenation patterns: errors with their carets", "[inde
            {"[v] d, n -> n v d", "is the indexed axis: get_at replaces it", 14},
            {"[v] d, n -> n", "in the output lacks axis 'd'", 12},
            {"[v] d, v -> v d", "is the indexed axis: the indices select along it", 7},
+           {"[v d, n -> n] d", "',' inside brackets", 4},
+           {"[v d -> n] d, n", "'->' inside brackets", 5},
        }) {
     CAPTURE(b.pattern);
     try {

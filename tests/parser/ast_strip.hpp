@@ -54,6 +54,7 @@ inline void strip(ast::OutputDecl& o) {
 }
 inline void strip(ast::Statement& s) {
   strip(s.name);
+  for (ast::Identifier& i : s.more_names) strip(i);
   strip(s.op_name);
   for (ast::Identifier& i : s.inputs) strip(i);
   strip(s.pattern.pattern);
