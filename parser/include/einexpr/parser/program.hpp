@@ -17,13 +17,18 @@
 //   output NAME ...              what the program returns (default: its last statement);
 //                                anywhere in the file, naming any tensor of it
 //   NAME = OP(TENSOR, ..., "PATTERN"[, "FUNCTION"][, AXIS=LEN ...])
+//   NAME, NAME, ... = rearrange(TENSOR, "PATTERN")   a split: one name per output
+// A TENSOR argument may be a number (0.125, -1, 1e-5): a 0-d operand of the statement's dtype.
 // DIMS: axis names separated by spaces, or compositions "(H K)" (a dim of length H·K); none
 // for a scalar. DTYPE: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool, last on the line.
 // OP: einsum (1..64 tensors), rearrange, reduce (+ a reduction), repeat (one tensor each),
 // map (one tensor + a unary function, or two + a binary one), softmax, log_softmax,
 // layer_norm, rms_norm (one tensor; the pattern names the axes to normalize along in
 // brackets, "B S [D]"; eps is default_eps: 1e-5 for layer_norm as torch's, 1e-6 for
-// rms_norm); FUNCTION: the reduction or function name; AXIS=LEN defines an axis for the
+// rms_norm), get_at, add_at, cross_entropy (the indexed axis in brackets, "[V] D, B S -> B S D";
+// the indices an i64 or i32 tensor): the rows of the op registry (parser/ops.hpp);
+// rearrange of several tensors concatenates ("B S1 D, B S2 D -> B (S1 + S2) D");
+// FUNCTION: the reduction or function name; AXIS=LEN defines an axis for the
 // whole program, as an axes line would.
 //
 // Names are checked without shapes (check order = source order, first fault reported):
