@@ -30,13 +30,6 @@ Split split_dims(const Tensor& t, const ast::PackPattern& p, std::size_t index) 
   return s;
 }
 
-Shape joined(const Shape& a, const Shape& b, const Shape& c) {
-  Shape s = a;
-  s.insert(s.end(), b.begin(), b.end());
-  s.insert(s.end(), c.begin(), c.end());
-  return s;
-}
-
 template <class F>
 auto with_context(std::string_view op, std::string_view pattern, std::span<const Tensor> inputs, F&& f)
     -> decltype(f()) {
@@ -50,88 +43,29 @@ auto with_context(std::string_view op, std::string_view pattern, std::span<const
 
 }  // namespace
 
+// pack and unpack plan through the engine (plan_pack.cpp): costed, cached, differentiable.
 std::pair<Tensor, std::vector<Shape>> pack(std::span<const Tensor> tensors, std::string_view pattern) {
+  Tensor packed = apply(OpSpec::pack(), tensors, pattern);
   return with_context("pack", pattern, tensors, [&] {
     const ast::PackPattern p = parse_pack(pattern);
-    const auto [dtype, device] = engine::common_dtype_device("pack", tensors);
-    std::vector<Split> splits;
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      splits.push_back(split_dims(tensors[i], p, i));
-      const Split& s = splits.back();
-      if (s.before != splits[0].before || s.after != splits[0].after)
-        throw ShapeError("pack: tensor " + std::to_string(i + 1) + " has shape " + shape_str(tensors[i].shape()) +
-                         " but the dims around '*' must match tensor 1's (" + shape_str(tensors[0].shape()) + ")");
-      total = checked_add(total, checked_numel(s.star));
-    }
-    Tensor out = Tensor::empty(joined(splits[0].before, {total}, splits[0].after), dtype, device);
     std::vector<Shape> shapes;
-    std::int64_t at = 0;
-    const int dim = static_cast<int>(p.star);
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      const std::int64_t n = checked_numel(splits[i].star);
-      Tensor dst = out.slice(dim, at, at + n);
-      dst.copy_from(tensors[i].reshape(joined(splits[i].before, {n}, splits[i].after)));
-      shapes.push_back(splits[i].star);
-      at += n;
-    }
-    return std::make_pair(out, shapes);
+    for (std::size_t i = 0; i < tensors.size(); ++i) shapes.push_back(split_dims(tensors[i], p, i).star);
+    return std::make_pair(std::move(packed), std::move(shapes));
   });
 }
 
 std::vector<Tensor> unpack(const Tensor& packed, std::span<const Shape> shapes, std::string_view pattern) {
   const std::span<const Tensor> in(&packed, 1);
-  return with_context("unpack", pattern, in, [&] {
-    const ast::PackPattern p = parse_pack(pattern);
-    if (!packed.defined()) throw Error("unpack: the packed tensor is undefined");
-    if (static_cast<std::size_t>(packed.dim()) != p.names.size() + 1)
-      throw ShapeError("unpack: '" + p.text + "' describes " + std::to_string(p.names.size() + 1) +
-                       " dims but the packed tensor has shape " + shape_str(packed.shape()));
-    const int dim = static_cast<int>(p.star);
-    const std::int64_t length = packed.size(dim);
-    std::int64_t known = 0;
-    int infer = -1;
-    std::vector<std::int64_t> sizes;
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-      std::int64_t n = 1;
-      for (std::int64_t len : shapes[i]) {
-        if (len < -1)
-          throw ShapeError("unpack: invalid length " + std::to_string(len) + " in shape " + shape_str(shapes[i]));
-        if (len == -1) {
-          if (infer >= 0) throw ShapeError("unpack: only one shape may contain -1");
-          infer = static_cast<int>(i);
-        } else {
-          n = checked_mul(n, len);
-        }
-      }
-      sizes.push_back(n);
-      if (infer != static_cast<int>(i)) known = checked_add(known, n);
-    }
-    std::vector<Shape> resolved(shapes.begin(), shapes.end());
-    if (infer >= 0) {
-      const std::int64_t rest = length - known;
-      const std::int64_t per = sizes[static_cast<std::size_t>(infer)];
-      if (rest < 0 || per == 0 || rest % per != 0)
-        throw ShapeError("unpack: cannot infer the -1 in shape " + shape_str(shapes[static_cast<std::size_t>(infer)]) +
-                         " from the " + std::to_string(rest) + " elements left of " + std::to_string(length));
-      for (std::int64_t& len : resolved[static_cast<std::size_t>(infer)])
-        if (len == -1) len = rest / per;
-      sizes[static_cast<std::size_t>(infer)] = rest;
-      known += rest;
-    }
-    if (known != length)
-      throw ShapeError("unpack: the shapes hold " + std::to_string(known) + " elements along '*' but the packed " +
-                       "tensor has " + std::to_string(length));
-    std::vector<Tensor> out;
-    std::int64_t at = 0;
-    const Shape before(packed.shape().begin(), packed.shape().begin() + dim);
-    const Shape after(packed.shape().begin() + dim + 1, packed.shape().end());
-    for (std::size_t i = 0; i < resolved.size(); ++i) {
-      out.push_back(packed.slice(dim, at, at + sizes[i]).view(joined(before, resolved[i], after)));
-      at += sizes[i];
-    }
-    return out;
-  });
+  if (!packed.defined()) {
+    Error e("unpack: the packed tensor is undefined");
+    e.add_context(engine::context("unpack", pattern, in, nullptr));
+    throw e;
+  }
+  std::vector<Tensor> out;
+  const std::vector<Shape> all(shapes.begin(), shapes.end());
+  for (std::size_t j = 0; j < all.size(); ++j) out.push_back(apply(OpSpec::unpack(all, static_cast<int>(j)), in, pattern));
+  if (all.empty()) (void)apply(OpSpec::unpack(all, 0), in, pattern);  // says what is missing
+  return out;
 }
 
 AxisLengths parse_shape(const Tensor& x, std::string_view pattern) {

@@ -13,6 +13,8 @@ const char* name(Op op) noexcept {
     case Op::get_at: return "get_at";
     case Op::add_at: return "add_at";
     case Op::cross_entropy: return "cross_entropy";
+    case Op::pack: return "pack";
+    case Op::unpack: return "unpack";
   }
   return "?";
 }

@@ -97,6 +97,9 @@ class Checker {
           return;
         }
         break;
+      case Op::pack:
+      case Op::unpack:
+        return;  // parse_pack checked the names; the "*" is the "..."
       case Op::reduce:
       case Op::repeat:
       case Op::einsum:

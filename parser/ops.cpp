@@ -39,6 +39,11 @@ constexpr OpRow rows[] = {
      "scatter-add updates at integer indices (get_at's gradient)"},
     {"cross_entropy", Op::cross_entropy, 2, 2,    Grammar::indexed,   FunctionArg::none,        1,
      "per-position cross-entropy of logits against integer targets, fused"},
+    // einops' pack and unpack: "i j * k", the "*" standing for each tensor's own dims
+    {"pack",          Op::pack,          1, many, Grammar::packed,    FunctionArg::none,        -1,
+     "join tensors along the dims their '*' stands for (einops.pack)"},
+    {"unpack",        Op::unpack,        1, 1,    Grammar::packed,    FunctionArg::none,        -1,
+     "split a packed tensor back into tensors of the given '*' shapes (einops.unpack)"},
 };
 
 constexpr std::string_view reductions[] = {"sum", "mean", "max", "min", "prod", "any", "all",
@@ -87,13 +92,18 @@ std::string op_row_names() {
   return s;
 }
 
-ast::Pattern parse_pattern(Op op, std::string_view text) {
-  ast::Pattern p;
-  switch (op_row(op).grammar) {
-    case Grammar::plain: p = parse(text); break;
-    case Grammar::bracketed: p = parse_bracketed(text); break;
-    case Grammar::indexed: p = parse_indexed(text); break;
+ast::Pattern parse_with(Grammar grammar, std::string_view text) {
+  switch (grammar) {
+    case Grammar::plain: return parse(text);
+    case Grammar::bracketed: return parse_bracketed(text);
+    case Grammar::indexed: return parse_indexed(text);
+    case Grammar::packed: return pack_as_pattern(parse_pack(text));
   }
+  throw InternalError("parse_with: unknown grammar", __FILE__, __LINE__);
+}
+
+ast::Pattern parse_pattern(Op op, std::string_view text) {
+  ast::Pattern p = parse_with(op_row(op).grammar, text);
   check(p, op);
   return p;
 }

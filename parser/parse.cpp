@@ -157,4 +157,17 @@ ast::PackPattern parse_pack(std::string_view text) {
   return result;
 }
 
+ast::Pattern pack_as_pattern(const ast::PackPattern& pack) {
+  ast::Operand operand;
+  for (std::size_t i = 0; i <= pack.names.size(); ++i) {
+    if (i == pack.star) operand.terms.emplace_back(ast::Ellipsis{});
+    if (i < pack.names.size()) operand.terms.emplace_back(ast::Named{pack.names[i], {}});
+  }
+  ast::Pattern p;
+  p.text = pack.text;
+  p.operands.push_back(operand);
+  p.output = operand;
+  return p;
+}
+
 }  // namespace einexpr

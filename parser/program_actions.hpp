@@ -261,11 +261,7 @@ struct action<string_arg> {
       return;
     }
     try {
-      const Grammar grammar = op_row(b.op).grammar;
-      b.pattern = ast::PatternArg{grammar == Grammar::bracketed ? parse_bracketed(body)
-                                  : grammar == Grammar::indexed ? parse_indexed(body)
-                                                                : parse(body),
-                                  b.source(in)};
+      b.pattern = ast::PatternArg{parse_with(op_row(b.op).grammar, body), b.source(in)};
     } catch (const PatternError& e) {
       b.fail(at + 1 + e.position(), e.reason());  // the caret under the byte in the file
     }

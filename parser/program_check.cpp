@@ -185,6 +185,10 @@ void ProgramChecker::tensor_count(const ast::Statement& s, const OpRow& row) con
          std::string(row.name) + " takes " + range + (row.max_inputs == 1 ? " tensor" : " tensors") +
              " before its pattern, not " + std::to_string(n));
   }
+  if (row.op == Op::unpack)  // its outputs' "*" shapes are run-time arguments a statement has no place for
+    fail(s.op_name.source, "unpack needs its outputs' shapes, which a statement cannot give: split the packed "
+                           "axis by name instead, e.g. 'a, b = rearrange(p, \"B (S + T) D -> B S D, B T D\")'");
+  if (row.grammar == Grammar::packed) return;  // "i j * k" stands for every tensor packed
   const auto& operands = s.pattern.pattern.operands;
   const std::string counts = "the pattern has " + std::to_string(operands.size()) +
                              (operands.size() == 1 ? " operand" : " operands") + " but " +

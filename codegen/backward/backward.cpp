@@ -17,11 +17,7 @@ std::vector<Gradient> gradients(const Plan& forward) {
     case Op::rearrange:
       for (const Step& s : forward.steps)
         if (std::holds_alternative<JoinStep>(s)) return detail::backward::concat_gradients(forward);
-      if (forward.num_inputs == 1) {
-        const auto x = detail::atoms_of(forward, 0).ids();
-        for (AxisId id : detail::atoms_of(forward, forward.output).ids())
-          if (std::find(x.begin(), x.end(), id) == x.end()) return detail::backward::split_gradients(forward);
-      }
+      if (forward.slice) return detail::backward::split_gradients(forward);
       return detail::backward::rearrange_gradients(forward);
     case Op::repeat: return detail::backward::repeat_gradients(forward);
     case Op::reduce: return detail::backward::reduce_gradients(forward);
@@ -30,6 +26,8 @@ std::vector<Gradient> gradients(const Plan& forward) {
     case Op::get_at: return detail::backward::get_at_gradients(forward);
     case Op::add_at: return detail::backward::add_at_gradients(forward);
     case Op::cross_entropy: return detail::backward::cross_entropy_gradients(forward);
+    case Op::pack: return detail::backward::concat_gradients(forward);
+    case Op::unpack: return detail::backward::split_gradients(forward);
   }
   throw Error(std::string("backward of '") + name(forward.op) + "' is not supported");
 }

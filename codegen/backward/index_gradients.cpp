@@ -50,31 +50,22 @@ AxisId only_missing(const Axes& of, const Axes& in, const char* what) {
   return m[0];
 }
 
-/// The parts of a concatenation's whole axis, named "(a + b + c)", in order (their ids).
-std::vector<AxisId> parts_of(const AxisTable& table, AxisId whole) {
-  const std::string& n = table.name(whole);
-  EINEXPR_ASSERT(n.size() > 2 && n.front() == '(' && n.back() == ')', "backward: a concatenation's axis is not (a + b)");
-  std::vector<AxisId> parts;
-  std::size_t at = 1;
-  for (;;) {
-    const std::size_t plus = n.find(" + ", at);
-    const std::string part = n.substr(at, (plus == std::string::npos ? n.size() - 1 : plus) - at);
-    const AxisId id = table.find(part);
-    EINEXPR_ASSERT(id >= 0, "backward: part " + part + " of a concatenation is not in the plan's axes");
-    parts.push_back(id);
-    if (plus == std::string::npos) return parts;
-    at = plus + 3;
+/// `parts` as the dims that split a dim of stride `stride` (innermost last).
+std::vector<AtomDim> split_dim(const AxisTable& axes, const Axes& parts, std::int64_t stride) {
+  std::vector<AtomDim> out(parts.size());
+  std::int64_t s = stride;
+  for (std::size_t k = parts.size(); k-- > 0;) {
+    out[k] = AtomDim{parts[k], axes.length(parts[k]), s};
+    s = checked_mul(s, std::max<std::int64_t>(axes.length(parts[k]), 1));
   }
+  return out;
 }
 
-/// Where `part` starts along the whole axis: the lengths of the parts before it.
-std::int64_t begin_of(const AxisTable& table, AxisId whole, AxisId part) {
-  std::int64_t begin = 0;
-  for (AxisId p : parts_of(table, whole)) {
-    if (p == part) return begin;
-    begin = checked_add(begin, table.length(p));
-  }
-  throw InternalError("backward: a part is not in its concatenation", __FILE__, __LINE__);
+/// The product of the axes' lengths.
+std::int64_t product(const AxisTable& axes, const Axes& ids) {
+  std::int64_t n = 1;
+  for (AxisId id : ids) n = checked_mul(n, axes.length(id));
+  return n;
 }
 
 }  // namespace
@@ -149,54 +140,88 @@ std::vector<Gradient> cross_entropy_gradients(const Plan& forward) {
 }
 
 std::vector<Gradient> concat_gradients(const Plan& forward) {
+  // A concatenation or a pack: input i's own atoms (those the output lacks) make its part of
+  // the output's joined dim, after the parts of the inputs before it.
   std::vector<Gradient> out;
   const Axes y = atoms_of(forward, forward.output).ids();
+  Axes all_inputs;
+  std::vector<Axes> own;
+  for (int j = 0; j < forward.num_inputs; ++j) {
+    const Axes x = atoms_of(forward, j).ids();
+    all_inputs.insert(all_inputs.end(), x.begin(), x.end());
+    own.push_back(missing(x, y));
+  }
+  const AxisId whole = only_missing(y, all_inputs, "a concatenation's joined axis");
+  std::int64_t begin = 0;
   for (int i = 0; i < forward.num_inputs; ++i) {
     Derivation d(forward, i, Op::rearrange);
     const int dy = d.add_dy();
-    const AxisId part = only_missing(d.x_axes(), y, "a concatenation's part");
-    Axes all_inputs;
-    for (int j = 0; j < forward.num_inputs; ++j)
-      for (AxisId id : atoms_of(forward, j).ids()) all_inputs.push_back(id);
-    const AxisId whole = only_missing(y, all_inputs, "a concatenation's joined axis");
-    AtomView slice = d.atoms(dy);
-    const int at = slice.index_of(whole);
+    const Axes& part = own[static_cast<std::size_t>(i)];
+    const AtomView dya = d.atoms(dy);
+    const int at = dya.index_of(whole);
     EINEXPR_ASSERT(at >= 0, "backward: dY lacks the joined axis");
-    AtomDim& w = slice.dims[static_cast<std::size_t>(at)];
-    slice.offset = checked_add(slice.offset, checked_mul(begin_of(d.axes(), whole, part), w.stride));
-    w = AtomDim{part, d.axes().length(part), w.stride};
-    slice.value = -1;
-    out.push_back(std::move(d).finish(d.lay_out(slice), "dY's slice " + d.dims_text({{part}}) + " of " +
-                                                            d.axes().name(whole)));
+    const std::int64_t stride = dya.dims[static_cast<std::size_t>(at)].stride;
+    AtomView slice{-1, dya.buffer, checked_add(dya.offset, checked_mul(begin, stride)), {}};
+    for (std::size_t k = 0; k < dya.dims.size(); ++k) {
+      if (static_cast<int>(k) != at) {
+        slice.dims.push_back(dya.dims[k]);
+        continue;
+      }
+      for (const AtomDim& s : split_dim(d.axes(), part, stride)) slice.dims.push_back(s);
+    }
+    begin = checked_add(begin, product(d.axes(), part));
+    std::string parts;
+    for (AxisId id : part) parts += (parts.empty() ? "" : " ") + d.axes().name(id);
+    out.push_back(std::move(d).finish(d.lay_out(slice), "dY's slice for operand " + std::to_string(i + 1) + " (" +
+                                                            parts + ") of " + d.axes().name(whole)));
   }
   return out;
 }
 
 std::vector<Gradient> split_gradients(const Plan& forward) {
+  // A split's or an unpack's output j: dY written into zeros of X's shape, at part j of the
+  // joined dim (its own atoms splitting it).
+  EINEXPR_ASSERT(forward.slice.has_value(), "backward: a split without its slice");
+  const SliceInfo& info = *forward.slice;
   Derivation d(forward, 0, Op::rearrange);
   const int dy = d.add_dy();
   const Axes y = d.y_axes();
-  const AxisId whole = only_missing(d.x_axes(), y, "a split's axis");
-  const AxisId part = only_missing(y, d.x_axes(), "a split's part");
+  const AxisId whole = info.whole;
+  const Axes part = missing(y, d.x_axes());
+  std::int64_t begin = 0;
+  for (int j = 0; j < info.part; ++j) begin = checked_add(begin, info.parts.at(static_cast<std::size_t>(j)));
   // Zeros in X's atom order, dY written into the part's slice.
-  Axes order = d.x_axes();
+  const Axes order = d.x_axes();
   Shape shape;
   for (AxisId id : order) shape.push_back(d.axes().length(id));
   const Strides strides = contiguous_strides(shape);
   const auto g = static_cast<std::size_t>(std::find(order.begin(), order.end(), whole) - order.begin());
-  Axes slice_order = order;
-  slice_order[g] = part;
+  EINEXPR_ASSERT(g < order.size(), "backward: X lacks the split axis");
+  Axes slice_order;
+  Shape slice_shape;
+  Strides slice_strides;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k != g) {
+      slice_order.push_back(order[k]);
+      slice_shape.push_back(shape[k]);
+      slice_strides.push_back(strides[k]);
+      continue;
+    }
+    for (const AtomDim& s : split_dim(d.axes(), part, strides[g])) {
+      slice_order.push_back(s.id);
+      slice_shape.push_back(s.length);
+      slice_strides.push_back(s.stride);
+    }
+  }
   const int from = d.builder().emit(over(d, d.atoms(dy), slice_order)).value;
-  Shape slice_shape = shape;
-  slice_shape[g] = d.axes().length(part);
-  const Layout into{slice_shape, strides, checked_mul(begin_of(d.axes(), whole, part), strides[g])};
+  const Layout into{slice_shape, slice_strides, checked_mul(begin, strides[g])};
   AtomView result{-1, -1, 0, {}};
   for (std::size_t i = 0; i < order.size(); ++i) result.dims.push_back(AtomDim{order[i], shape[i], strides[i]});
   result.value = d.builder().new_temp_value(shape, strides, result.dims_axes());
   result.buffer = d.builder().value(result.value).buffer;
   d.builder().add_step(EmbedStep{from, result.value, into});
-  return {std::move(d).finish(d.lay_out(result), "dY written into zeros at " + d.dims_text({{part}}) + " of " +
-                                                     d.axes().name(whole))};
+  return {std::move(d).finish(d.lay_out(result), "dY written into zeros at part " + std::to_string(info.part + 1) +
+                                                     " of " + d.axes().name(whole))};
 }
 
 }  // namespace einexpr::detail::backward

@@ -67,6 +67,7 @@ class PlanBuilder {
   void add_step(Step step);
   void note(std::string text) { plan_.notes.push_back(std::move(text)); }
   void set_contraction(ContractionInfo info) { plan_.contraction = std::move(info); }
+  void set_slice(SliceInfo info) { plan_.slice = std::move(info); }
   void set_pattern(std::string pattern) { plan_.pattern = std::move(pattern); }
   const Plan& plan() const noexcept { return plan_; }
   const Value& value(int v) const { return plan_.values.at(static_cast<std::size_t>(v)); }

@@ -118,6 +118,10 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
           [&](const CrossEntropyOptions& o) {
             return plan_cross_entropy(need(pattern, op), inputs, d.data, d.index, o.ignore_index, spec.lengths);
           },
+          [&](const PackOptions&) { return plan_pack(need(pattern, op), inputs, d.data); },
+          [&](const UnpackOptions& o) {
+            return plan_unpack(need(pattern, op), one(inputs, op), d.data, o.shapes, o.output);
+          },
       },
       spec.options);
 }
@@ -144,6 +148,8 @@ OpSpec OpSpec::of(Op op, AxisLengths lengths) {
     case Op::get_at: s.options = GetAtOptions{}; break;
     case Op::add_at: s.options = AddAtOptions{}; break;
     case Op::cross_entropy: s.options = CrossEntropyOptions{}; break;
+    case Op::pack: s.options = PackOptions{}; break;
+    case Op::unpack: s.options = UnpackOptions{}; break;
   }
   return s;
 }
@@ -191,6 +197,10 @@ std::string OpSpec::str() const {
                  [&](const CrossEntropyOptions& o) {
                    if (o.ignore_index != -100) s += " (ignore_index " + std::to_string(o.ignore_index) + ")";
                  },
+                 [&](const PackOptions&) {},
+                 [&](const UnpackOptions& o) {
+                   s += " (output " + std::to_string(o.output + 1) + " of " + std::to_string(o.shapes.size()) + ")";
+                 },
              },
              options);
   return s;
@@ -225,6 +235,14 @@ void OpSpec::append_key(std::string& key) const {
                  [&](const GetAtOptions&) {},
                  [&](const AddAtOptions&) {},
                  [&](const CrossEntropyOptions& o) { append_pod(key, o.ignore_index); },
+                 [&](const PackOptions&) {},
+                 [&](const UnpackOptions& o) {
+                   append_pod(key, o.output);
+                   for (const Shape& shape : o.shapes) {
+                     append_pod(key, shape.size());
+                     for (std::int64_t len : shape) append_pod(key, len);
+                   }
+                 },
              },
              options);
   for (const auto& [axis, length] : lengths) {

@@ -222,8 +222,6 @@ Plan plan_split(const ast::Pattern& pattern, const Layout& input, DType dtype, c
   slice.shape[static_cast<std::size_t>(d)] = part_len;
   AxisLengths sub_lengths = without_parts(lengths, parts);
   auto r = detail::resolve_single(sub, Op::rearrange, slice, sub_lengths);
-  // Every part in the table (the gradient finds output j's slice by their lengths), then the whole.
-  for (std::size_t i = 0; i < parts.size(); ++i) r.axes.named(parts[i], len[i]);
   const AxisId whole = r.axes.add(Axis{group_text, total, AxisKind::anonymous});
   std::vector<DimAxes> input_dims = r.input_dims;
   input_dims[static_cast<std::size_t>(d)] = {whole};
@@ -235,6 +233,7 @@ Plan plan_split(const ast::Pattern& pattern, const Layout& input, DType dtype, c
   if (begin == 0 && atoms.dims == r.input.dims && slice == input) atoms.value = 0;
   const int out = place(b, atoms, r.output, copy,
                         "rearrange '" + pattern.text + "' (output " + std::to_string(output + 1) + ")");
+  b.set_slice(SliceInfo{whole, len, output});
   return std::move(b).finish(out);
 }
 

@@ -192,8 +192,9 @@ void ProgramPlanner::statement(const ast::Statement& s) {
   std::vector<int> inputs;
   for (std::size_t i = 0; i < s.inputs.size(); ++i)
     inputs.push_back(s.is_literal(i) ? constant(s.inputs[i], *s.literals[i], dtype) : out_.tensor(s.inputs[i].name));
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    program_detail::check_operand(out_, env_, s, i, out_.tensor(inputs[i]));
+  if (op_row(s.op_name.name).grammar != Grammar::packed)  // pack's one pattern stands for every tensor
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      program_detail::check_operand(out_, env_, s, i, out_.tensor(inputs[i]));
   // One planned statement per output: a split "q, k = rearrange(x, "b (q + k) -> b q, b k")"
   // is one plan per part (each a view where the strides allow).
   const std::size_t outputs = 1 + s.more_names.size();
@@ -201,7 +202,9 @@ void ProgramPlanner::statement(const ast::Statement& s) {
     PlannedStatement st;
     st.name = j == 0 ? s.name.name : s.more_names[j - 1].name;
     st.source = s.source;
-    st.pattern = ast::to_string(s.pattern.pattern);
+    // pack's "B * D" is planned as "B ... D"; shown as written
+    st.pattern = op_row(s.op_name.name).grammar == Grammar::packed ? s.pattern.pattern.text
+                                                                  : ast::to_string(s.pattern.pattern);
     st.inputs = inputs;
     st.spec = spec_of(s);
     if (auto* r = st.spec.get_if<RearrangeOptions>()) r->output = static_cast<int>(j);

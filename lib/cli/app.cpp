@@ -111,6 +111,12 @@ const OpHelp op_help[] = {
      "lse(logits) - logits[target] along the bracketed classes, torch's F.cross_entropy with\n"
      "reduction='none'; --ignore-index's target gives 0.\n"
      "Example:\n  einexpr cross_entropy \"b s [v], b s -> b s\" logits.npy targets.npy -o loss.npy"},
+    {"pack", "Pack the IN.npy files into OUT.npy along the dims '*' stands for in each (einops.pack)",
+     "The dims named around '*' must match; each file's '*' dims are flattened and joined.\n"
+     "Example:\n  einexpr pack \"b * d\" x.npy y.npy -o packed.npy"},
+    {"unpack", "Split PACKED.npy into one file per SHAPE: the '*' dims each output had (einops.unpack)",
+     "Example (x was 2 3 4 8, y was 2 8, packed 2 13 8):\n"
+     "  einexpr unpack \"b * d\" packed.npy 3,4 \"()\" -o x.npy -o y.npy"},
 };
 
 const OpHelp* help_for(std::string_view name) {
@@ -155,6 +161,13 @@ void add_op_command(Cli& cli, OpArgs& args, const OpRow& row, const std::string&
     positional(sub->add_option("ARGS", args.inputs, "IN.npy [IN2.npy] [NAME=LEN...]: the input files, then axis lengths"))
         ->required()
         ->type_name("");
+  } else if (row.grammar == Grammar::packed) {
+    positional(sub->add_option("ARGS", args.inputs,
+                               row.op == Op::pack ? "IN.npy...: the tensors to pack, in order"
+                                                  : "PACKED.npy SHAPE...: the packed file, then each output's '*' "
+                                                    "dims (3,4; () for none; one -1 inferred), one -o per shape"))
+        ->required()
+        ->type_name("");
   } else if (files_and_lengths) {
     positional(sub->add_option("ARGS", args.inputs, "IN.npy [IN2.npy...] [NAME=LEN...]: the input files (one per "
                                                     "operand), then axis lengths"))
@@ -167,14 +180,16 @@ void add_op_command(Cli& cli, OpArgs& args, const OpRow& row, const std::string&
     positional(sub->add_option("LENGTHS", args.lengths, "NAME=LEN...: the axis lengths the pattern needs"))
         ->type_name("");
   }
+  const bool several = row.op == Op::rearrange || row.op == Op::unpack;
   sub->add_option("-o,--output", args.outputs,
                   row.op == Op::rearrange ? "The output .npy file; a split writes one per output (-o q.npy -o k.npy)"
-                                         : "The output .npy file (same dtype as the input)")
+                  : row.op == Op::unpack  ? "One output .npy file per shape (-o a.npy -o b.npy)"
+                                          : "The output .npy file (same dtype as the input)")
       ->required()
       ->type_name("OUT.npy")
       ->type_size(1)
       ->expected(1)
-      ->multi_option_policy(row.op == Op::rearrange ? CLI::MultiOptionPolicy::TakeAll : CLI::MultiOptionPolicy::Throw)
+      ->multi_option_policy(several ? CLI::MultiOptionPolicy::TakeAll : CLI::MultiOptionPolicy::Throw)
       ->allow_extra_args(false);  // one file per -o: what follows is a positional again
   sub->add_flag("--bf16-u2", args.bf16_u2, bf16_help);
   add_run_options(sub, args.run);

@@ -1,9 +1,10 @@
-// rearrange, reduce, repeat, einsum, map, softmax, log_softmax, layer_norm, rms_norm: .npy
-// files in, one .npy file out. Every argument is
+// Every op of the registry: .npy files in, one .npy file out (several for a split or an
+// unpack). Every argument is
 // checked and the result computed before anything is written; write_npy then writes a
 // temporary beside the output and renames it, so a failed run leaves no file behind and
 // an existing output unchanged.
 #include <algorithm>
+#include <charconv>
 #include <type_traits>
 #include <variant>
 #include <span>
@@ -56,8 +57,38 @@ OpSpec spec_of(const OpArgs& args, std::size_t files, const AxisLengths& lengths
   return spec;
 }
 
-/// The command's results: one, or one per output of a split ("b (q + k) -> b q, b k").
-std::vector<Tensor> compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths) {
+/// unpack's "*" shapes, one argument each: "3,4", "()" for none, "-1,4" (one -1, inferred).
+std::vector<Shape> parse_star_shapes(std::span<const std::string> args) {
+  std::vector<Shape> shapes;
+  for (const std::string& a : args) {
+    Shape s;
+    if (a != "()") {
+      std::size_t at = 0;
+      while (true) {
+        const std::size_t comma = a.find(',', at);
+        const std::string part = a.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        std::int64_t v = 0;
+        const char* end = part.data() + part.size();
+        const auto r = std::from_chars(part.data(), end, v);
+        if (part.empty() || r.ec != std::errc() || r.ptr != end || v < -1)
+          throw UsageError("unpack: bad shape '" + a + "': give each output's '*' dims as LEN,LEN,... (-1 once to " +
+                           "infer one, () for none)");
+        s.push_back(v);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+    }
+    shapes.push_back(std::move(s));
+  }
+  if (shapes.empty()) throw UsageError("unpack: give one shape per output after the packed file, e.g. 3,4 () 5");
+  return shapes;
+}
+
+/// The command's results: one, or one per output of a split ("b (q + k) -> b q, b k") or
+/// of an unpack.
+std::vector<Tensor> compute(const OpArgs& args, std::span<const Tensor> in, const AxisLengths& lengths,
+                            const std::vector<Shape>& star_shapes) {
+  if (args.op == "unpack") return einexpr::unpack(in[0], star_shapes, args.pattern);
   OpSpec spec = spec_of(args, in.size(), lengths);
   const std::size_t arrow = args.pattern.find("->");
   const bool split = spec.op() == Op::rearrange && in.size() == 1 && arrow != std::string::npos &&
@@ -92,7 +123,15 @@ void apply_threads(const RunOptions& run) {
 int run_op(const OpArgs& args) {
   std::vector<std::string> paths = args.inputs;
   AxisLengths lengths;
-  if (args.op == "map") {
+  std::vector<Shape> star_shapes;
+  if (args.op == "pack") {  // every argument a file: "*" stands for each one's own dims
+    if (!args.input.empty()) paths.insert(paths.begin(), args.input);
+  } else if (args.op == "unpack") {  // the packed file, then one "*" shape per output
+    if (!args.input.empty()) paths.insert(paths.begin(), args.input);
+    if (paths.empty()) throw UsageError("unpack: give the packed .npy file, then one shape per output");
+    star_shapes = parse_star_shapes(std::span<const std::string>(paths).subspan(1));
+    paths.resize(1);
+  } else if (args.op == "map") {
     MapArgs m = split_map_args(args.inputs);
     paths = std::move(m.files);
     lengths = std::move(m.lengths);
@@ -107,11 +146,11 @@ int run_op(const OpArgs& args) {
   check_names(args, paths.size());
   const Device device = parse_run_device(args.run.device);
   apply_threads(args.run);
-  if (args.outputs.size() > 1 && args.op != "rearrange")
+  if (args.outputs.size() > 1 && args.op != "rearrange" && args.op != "unpack")
     throw UsageError(args.op + " writes one output file, not " + std::to_string(args.outputs.size()));
   for (const std::string& out : args.outputs) check_output_path(out);
   const std::vector<Tensor> inputs = read_inputs(args, paths, device);
-  std::vector<Tensor> results = compute(args, inputs, lengths);
+  std::vector<Tensor> results = compute(args, inputs, lengths, star_shapes);
   if (results.size() != args.outputs.size())
     throw UsageError("'" + args.pattern + "' has " + std::to_string(results.size()) + " output" +
                      (results.size() == 1 ? "" : "s") + " but " + std::to_string(args.outputs.size()) +

@@ -259,3 +259,35 @@ TEST_CASE("get_at, add_at, cross_entropy, concatenation and split write what the
   CHECK_THAT(count.err, Catch::Contains("has 2 outputs but 1 -o files are given"));
   CHECK_FALSE(std::filesystem::exists(box.path("p2.npy")));
 }
+
+TEST_CASE("pack and unpack: every file packed, one -o per unpacked shape, bad shapes refused before any write") {
+  Sandbox box;
+  const Tensor x = Tensor::randn({2, 3, 4, 5}, DType::f32, 4);
+  const Tensor y = Tensor::randn({2, 5}, DType::f32, 5);
+  box.write_npy("x.npy", x);
+  box.write_npy("y.npy", y);
+  const std::vector<Tensor> both = {x, y};
+  const auto [packed, shapes] = pack(both, "b * d");
+  test::CliResult r = box.run({"pack", "b * d", "x.npy", "y.npy", "-o", "packed.npy"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("packed.npy") == npy_text(packed.contiguous()));
+  // Back: x's "*" was 3 4, y's none ("()"); -1 infers.
+  r = box.run({"unpack", "b * d", "packed.npy", "-1,4", "()", "-o", "x2.npy", "-o", "y2.npy"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(box.read_bytes("x2.npy") == npy_text(x));
+  CHECK(box.read_bytes("y2.npy") == npy_text(y));
+  // A shape that does not add up, a malformed one, and a -o count that differs: no file written.
+  r = box.run({"unpack", "b * d", "packed.npy", "3,4", "2", "-o", "n1.npy", "-o", "n2.npy"});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("the shapes hold 14 elements along '*' but the packed tensor has 13"));
+  r = box.run({"unpack", "b * d", "packed.npy", "3,x", "-o", "n1.npy"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("bad shape '3,x'"));
+  r = box.run({"unpack", "b * d", "packed.npy", "3,4", "()", "-o", "n1.npy"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("has 2 outputs but 1 -o files are given"));
+  CHECK_FALSE(std::filesystem::exists(box.path("n1.npy")));
+  CHECK_FALSE(std::filesystem::exists(box.path("n2.npy")));
+}

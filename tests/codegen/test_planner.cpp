@@ -30,6 +30,7 @@ Plan plan_of(Op op, const std::string& text, const std::vector<Shape>& shapes, c
     case Op::map: return plan_binary(p, BinaryOp::add, in, DType::f32, lengths);
     case Op::normalize: break;  // its patterns are parse_bracketed's (test_normalize.cpp)
     case Op::get_at: case Op::add_at: case Op::cross_entropy: break;  // parse_indexed's (test_indexed.cpp)
+    case Op::pack: case Op::unpack: break;  // their patterns are pack's (test_pack.cpp)
   }
   return {};
 }

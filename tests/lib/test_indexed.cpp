@@ -5,6 +5,7 @@
 // operands.
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "data/index_torch_values.hpp"
 #include "einexpr/codegen/backward.hpp"
@@ -49,8 +50,26 @@ bool is_index(const torch_values::IndexCase& c, std::size_t i) {
   return std::find(c.integer.begin(), c.integer.end(), static_cast<int>(i)) != c.integer.end();
 }
 
+/// unpack's "*" shapes: each output's shape less the dims the pattern names around its "*".
+std::vector<Shape> star_shapes(const torch_values::IndexCase& c) {
+  std::istringstream words(c.pattern);
+  std::size_t before = 0, after = 0;
+  bool star = false;
+  for (std::string w; words >> w;) {
+    if (w == "*") star = true;
+    else ++(star ? after : before);
+  }
+  std::vector<Shape> shapes;
+  for (const torch_values::Values& o : c.outputs)
+    shapes.emplace_back(o.shape.begin() + static_cast<std::ptrdiff_t>(before),
+                        o.shape.end() - static_cast<std::ptrdiff_t>(after));
+  return shapes;
+}
+
 OpSpec spec_of(const torch_values::IndexCase& c, int output = 0) {
   const std::string op = c.op;
+  if (op == "pack") return OpSpec::pack();
+  if (op == "unpack") return OpSpec::unpack(star_shapes(c), output);
   if (op == "get_at") return OpSpec::get_at(c.lengths);
   if (op == "add_at") return OpSpec::add_at(c.lengths);
   if (op == "cross_entropy") return OpSpec::cross_entropy(c.ignore_index, c.lengths);
@@ -64,12 +83,14 @@ std::vector<Tensor> run_public(const torch_values::IndexCase& c, const std::vect
   if (op == "add_at") return {add_at(in[0], in[1], in[2], c.pattern, c.lengths)};
   if (op == "cross_entropy") return {cross_entropy(in[0], in[1], c.pattern, c.ignore_index, c.lengths)};
   if (op == "split") return split(in[0], c.pattern, c.lengths);
+  if (op == "pack") return {pack(in, c.pattern).first};
+  if (op == "unpack") return unpack(in[0], star_shapes(c), c.pattern);
   return {rearrange(std::span<const Tensor>(in), c.pattern, c.lengths)};
 }
 
 }  // namespace
 
-TEST_CASE("indexed ops, concatenation and split match torch: values and autograd's gradients", "[indexed]") {
+TEST_CASE("indexed ops, concatenation, split, pack and unpack match torch: values and autograd's gradients", "[indexed]") {
   for (const torch_values::IndexCase& c : torch_values::index_cases) {
     for (const DType dtype : {DType::f64, DType::f32, DType::bf16}) {
       for (const bool strided_inputs : {false, true}) {
@@ -89,7 +110,8 @@ TEST_CASE("indexed ops, concatenation and split match torch: values and autograd
         const double eps = dtype == DType::f64 ? 0x1p-52 : dtype == DType::f32 ? 0x1p-23 : 0x1p-8;
         REQUIRE(out.size() == c.outputs.size());
         const bool copies = std::string(c.op) == "get_at" || std::string(c.op) == "rearrange" ||
-                            std::string(c.op) == "split";
+                            std::string(c.op) == "split" || std::string(c.op) == "pack" ||
+                            std::string(c.op) == "unpack";
         for (std::size_t o = 0; o < out.size(); ++o) {
           CAPTURE(o);
           REQUIRE(out[o].shape() == c.outputs[o].shape);

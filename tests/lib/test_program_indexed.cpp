@@ -82,6 +82,41 @@ TEST_CASE("program: token ids, get_at, a split, numbers, concatenation, cross_en
   }
 }
 
+TEST_CASE("program: pack, as a concatenation of flattened dims, and its cost", "[program][indexed]") {
+  const std::string text =
+      "axes B=2 S=3 T=2 U=2 V=4 D=4 N=7 E=3\n"
+      "input x: B S D\ninput y: B T U D\nparam w: D E\n"
+      "p = pack(x, y, \"B * D\")\n"
+      "f = rearrange(y, \"B T U D -> B (T U) D\")\n"
+      "c = rearrange(x, f, \"B S D, B V D -> B (S + V) D\")\n"
+      "h = einsum(p, w, \"B N D, D E -> B N E\")\n"
+      "output p c h\n";
+  const CompiledProgram prog(parse_program(text, "pack.ein"));
+  Inputs in;
+  in["x"] = Tensor::randn({2, 3, 4}, DType::f32, 3);
+  in["y"] = Tensor::randn({2, 2, 2, 4}, DType::f32, 4);
+  in["w"] = Tensor::randn({4, 3}, DType::f32, 5);
+  const ProgramRun run = prog.run(in);
+  std::map<std::string, Tensor> out(run.outputs.begin(), run.outputs.end());
+  const Tensor direct = pack(std::vector<Tensor>{in["x"], in["y"]}, "B * D").first;
+  CHECK(out.at("p").shape() == Shape{2, 7, 4});
+  CHECK(out.at("p").to_vector<float>() == direct.to_vector<float>());
+  CHECK(out.at("p").to_vector<float>() == out.at("c").to_vector<float>());
+  CHECK(out.at("h").to_vector<float>() == einsum(direct, in["w"], "B N D, D E -> B N E").to_vector<float>());
+  // pack moves every element once: reads and writes 2*7*4 f32; its pattern shown as written.
+  const ProgramCost c = cost(prog.plan());
+  bool seen = false;
+  for (const StatementCost& s : c.statements) {
+    if (s.name != "p") continue;
+    seen = true;
+    CHECK(s.pattern == "B * D");
+    CHECK(s.forward.flops == Count(0));
+    CHECK(s.forward.bytes_read == Count(2 * 7 * 4 * 4));
+    CHECK(s.forward.bytes_written == Count(2 * 7 * 4 * 4));
+  }
+  CHECK(seen);
+}
+
 TEST_CASE("program: the new statements' errors, at their line and column", "[program][indexed]") {
   struct Bad {
     std::string text;
@@ -97,6 +132,8 @@ TEST_CASE("program: the new statements' errors, at their line and column", "[pro
            {head + "a = map(w, 2x, \"V D, -> V D\", \"mul\")", "a number runs into letters", 5},
            {head + "a = map(2, 3, \", -> \", \"mul\")", "every operand of 'a' is a number", 5},
            {head + "e = get_at(w, t, \"[V] D, B S -> B S\")", "lacks axis 'D'", 5},
+           {head + "a, b = unpack(w, \"V *\")", "unpack needs its outputs' shapes", 5},
+           {head + "a = pack(w, f, \"V * D\")", "the dims around '*' must match", 5},
        }) {
     CAPTURE(b.text);
     try {

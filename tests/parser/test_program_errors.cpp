@@ -73,7 +73,7 @@ const std::vector<Row> rows = {
      "h = repeat(x, \"B D -> B D c\", 3)"},
     {P + "h = gelu(x, \"B D -> B D\")", 3, 5,
      "unknown op 'gelu': the ops are einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, "
-     "rms_norm, get_at, add_at, cross_entropy",
+     "rms_norm, get_at, add_at, cross_entropy, pack, unpack",
      "h = gelu(x, \"B D -> B D\")"},
     {P + "h = map(\"B D -> B D\", x, \"exp\")", 3, 23,
      "tensor argument 'x' after the pattern: the tensors come first, 'op(x, y, \"pattern\")'", "h = map(\"B D -> B D\", x, \"exp\")"},

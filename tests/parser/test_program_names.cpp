@@ -56,10 +56,10 @@ TEST_CASE("program names: the op table", "[program]") {
     CHECK(row.min_inputs <= row.max_inputs);
   }
   CHECK(names == std::vector<std::string>{"einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax",
-                                          "layer_norm", "rms_norm", "get_at", "add_at", "cross_entropy"});
+                                          "layer_norm", "rms_norm", "get_at", "add_at", "cross_entropy", "pack", "unpack"});
   CHECK(op_row_names() ==
         "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, rms_norm, get_at, add_at, "
-        "cross_entropy");
+        "cross_entropy, pack, unpack");
   // Every Op has a row, and op_row(op) finds its first.
   for (Op op : all_ops) CHECK(op_row(op).op == op);
   CHECK(op_row(Op::normalize).name == "softmax");

@@ -293,6 +293,15 @@ struct ContractionInfo {
   friend bool operator==(const ContractionInfo&, const ContractionInfo&) = default;
 };
 
+/// Where a split's or an unpack's output lies in its input: the input's dim `whole` (an axis
+/// of the plan) cut into parts of these lengths along it, the output being part `part`.
+struct SliceInfo {
+  AxisId whole = 0;
+  std::vector<std::int64_t> parts;
+  int part = 0;
+  friend bool operator==(const SliceInfo&, const SliceInfo&) = default;
+};
+
 struct Plan {
   Op op = Op::einsum;          // what was planned (gradient plans: the op they compute)
   std::string pattern;         // for printing: as given, or derived from the axes
@@ -305,6 +314,7 @@ struct Plan {
   std::vector<Step> steps;
   int output = 0;                   // index into values
   std::optional<ContractionInfo> contraction;  // every einsum planned from a pattern
+  std::optional<SliceInfo> slice;              // a split's or an unpack's output
   std::vector<std::string> notes;   // e.g. the einsum contraction order and its FLOPs
 
   const Value& value(int v) const { return values.at(static_cast<std::size_t>(v)); }

@@ -72,11 +72,20 @@ struct CrossEntropyOptions {
   std::int64_t ignore_index = -100;  // a target of this value has loss 0 and gradient 0 (torch's)
   friend bool operator==(const CrossEntropyOptions&, const CrossEntropyOptions&) = default;
 };
+struct PackOptions {
+  friend bool operator==(const PackOptions&, const PackOptions&) = default;
+};
+struct UnpackOptions {
+  std::vector<Shape> shapes;  // each output's "*" dims (one may hold a -1: inferred)
+  int output = 0;             // which output this plan makes
+  friend bool operator==(const UnpackOptions&, const UnpackOptions&) = default;
+};
 
 /// The op registry's codegen half: one alternative per Op, in Op's order, so that a visit
 /// (planning, printing, keys, gradients) that misses an op fails to compile.
 using OpOptions = std::variant<RearrangeOptions, ReduceOptions, RepeatOptions, EinsumOptions, MapOptions,
-                               NormalizeOptions, GetAtOptions, AddAtOptions, CrossEntropyOptions>;
+                               NormalizeOptions, GetAtOptions, AddAtOptions, CrossEntropyOptions, PackOptions,
+                               UnpackOptions>;
 static_assert(std::variant_size_v<OpOptions> == std::size(all_ops), "OpOptions needs one alternative per Op");
 
 /// Everything that says what to plan besides the pattern, the inputs' layouts and the
@@ -116,6 +125,8 @@ struct OpSpec {
   static OpSpec cross_entropy(std::int64_t ignore_index = -100, AxisLengths lengths = {}) {
     return {CrossEntropyOptions{ignore_index}, std::move(lengths)};
   }
+  static OpSpec pack() { return {PackOptions{}, {}}; }
+  static OpSpec unpack(std::vector<Shape> shapes, int output = 0) { return {UnpackOptions{std::move(shapes), output}, {}}; }
   /// The default options of `op`.
   static OpSpec of(Op op, AxisLengths lengths = {});
 
@@ -173,6 +184,15 @@ Plan plan_cross_entropy(const ast::Pattern& pattern, std::span<const Layout> inp
 /// `lengths` (all parts but one given; the last inferred).
 Plan plan_concat(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype,
                  const AxisLengths& lengths = {}, Copy copy = Copy::if_needed, int output = 0);
+
+/// einops' pack: the inputs joined along the dims the "*" of `pattern` (pack_as_pattern's
+/// "..." ) stands for in each, flattened: a copy of each into its slice of one buffer, then a
+/// JoinStep (a concatenation). Every input shares the dims around the "*".
+Plan plan_pack(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype);
+/// einops' unpack, output `output`: the packed input's slice for that output, viewed with its
+/// "*" dims `shapes[output]` (a view; shapes' -1 inferred as unpack infers it).
+Plan plan_unpack(const ast::Pattern& pattern, const Layout& input, DType dtype, const std::vector<Shape>& shapes,
+                 int output);
 
 /// softmax, log_softmax, layer_norm or rms_norm of `input` along the axes `pattern` brackets
 /// (parse_bracketed's "b h q [k]"): one NormStep into a new buffer. DTypeError for a

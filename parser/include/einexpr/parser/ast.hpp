@@ -22,9 +22,13 @@ namespace einexpr {
 /// `get_at`, `add_at` and `cross_entropy` take einx's indexed patterns (parse_indexed): the
 /// indexed axis of the first operand in brackets ("[V] D, B S -> B S D").
 /// codegen's OpOptions has one alternative per Op, in this order (a static_assert checks it).
-enum class Op : unsigned char { rearrange, reduce, repeat, einsum, map, normalize, get_at, add_at, cross_entropy };
-inline constexpr Op all_ops[] = {Op::rearrange, Op::reduce, Op::repeat,  Op::einsum,       Op::map,
-                                 Op::normalize, Op::get_at, Op::add_at, Op::cross_entropy};
+/// `pack` and `unpack` take einops' pack patterns ("i j * k", parse_pack), seen as a pattern
+/// whose one operand has "..." where the "*" is (pack_as_pattern).
+enum class Op : unsigned char {
+  rearrange, reduce, repeat, einsum, map, normalize, get_at, add_at, cross_entropy, pack, unpack
+};
+inline constexpr Op all_ops[] = {Op::rearrange, Op::reduce, Op::repeat,        Op::einsum, Op::map,   Op::normalize,
+                                 Op::get_at,    Op::add_at, Op::cross_entropy, Op::pack,   Op::unpack};
 const char* name(Op op) noexcept;
 
 namespace ast {

@@ -20,7 +20,8 @@ namespace einexpr {
 enum class Grammar : unsigned char {
   plain,      // parse(): "b s h, h d -> b s d"; "(a + b)" concatenates
   bracketed,  // parse_bracketed(): one tensor's dims, the axes to work along in brackets
-  indexed     // parse_indexed(): a whole pattern, the indexed axis in brackets
+  indexed,    // parse_indexed(): a whole pattern, the indexed axis in brackets
+  packed      // parse_pack(): einops' "i j * k", as pack_as_pattern gives it
 };
 
 /// The string a call takes after its pattern.
@@ -52,6 +53,8 @@ const OpRow& op_row(Op op) noexcept;
 /// "einsum, rearrange, reduce, repeat, map, softmax, ...": the table's names, for messages.
 std::string op_row_names();
 
+/// Parses `text` with `grammar` (no check). Throws PatternError.
+ast::Pattern parse_with(Grammar grammar, std::string_view text);
 /// Parses `text` with op's grammar and checks it for op (check.hpp). Throws PatternError.
 ast::Pattern parse_pattern(Op op, std::string_view text);
 

@@ -32,5 +32,8 @@ ast::Pattern parse_bracketed(std::string_view text);
 ast::Pattern parse_indexed(std::string_view text);
 /// Parses an einops pack / unpack pattern ("i j * k"). Throws PatternError.
 ast::PackPattern parse_pack(std::string_view text);
+/// A pack pattern as a pattern: one operand of its names with "..." in place of "*", the
+/// output the same, the text as given ("i j * k" -> "i j ... k -> i j ... k").
+ast::Pattern pack_as_pattern(const ast::PackPattern& pack);
 
 }  // namespace einexpr
