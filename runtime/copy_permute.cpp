@@ -36,6 +36,8 @@ constexpr i64 run_bytes = 4096;            // a Q chunk: at most this much src p
 constexpr i64 max_chunk = 1024;            // and at most this many elements (dst_off's size)
 constexpr i64 item_bytes = i64{32} << 10;  // panels are grouped into items of about this much
 constexpr i64 max_p_width = i64{64} << 10;  // P grows for alignment up to this many bytes
+constexpr i64 max_row_bytes = 1024;         // rows contiguous on both sides shorter than this are
+                                            // moved as units by the panels (longer ones by rows)
 
 std::atomic<int>& forced() {  // 0: best, 1: avx512, 2: avx2, 3: scalar
   static std::atomic<int> f{0};
@@ -48,6 +50,7 @@ struct PanelPlan {
   std::vector<i64> o_len, o_dst, o_src;  // outer dims, outermost first
   std::vector<std::size_t> p_dims, q_dims, o_dims;  // positions in the nest, for describe
   i64 np = 1, nq = 1, outer = 1;
+  i64 unit = 1;  // elements moved as one: a row contiguous on both sides, or 1
   i64 chunk = 0, chunks = 0, bp = 0, blocks = 0, group = 0, groups = 0;
   simd::PanelKernel kernel;
   i64 items() const { return outer * chunks * groups; }
@@ -64,17 +67,27 @@ simd::PanelKernel choose_kernel(std::size_t es) {
   return {};
 }
 
-/// P, Q and the outer dims of the nest, or false where panels do not apply.
+/// P, Q and the outer dims of the nest, or false where panels do not apply. Where one dim
+/// has unit stride on both sides and is shorter than max_row_bytes, its rows are the unit
+/// moved and P and Q are found among the other dims (strides counted in rows).
 bool plan_panels(PanelPlan& pl, const Shape& shape, const Strides& ds, const Strides& ss, std::size_t es) {
   const std::size_t rank = shape.size();
-  std::size_t d1 = rank, s1 = rank;
-  for (std::size_t d = 0; d < rank; ++d) {
-    if (ds[d] <= 0 || ss[d] < 0 || shape[d] < 2) return false;
-    if (ds[d] == 1) d1 = d;
-    if (ss[d] == 1) s1 = d;
-  }
-  if (d1 == rank || s1 == rank || d1 == s1) return false;
+  const auto e = static_cast<i64>(es);
   std::vector<bool> used(rank, false);
+  auto with_stride = [&](const Strides& st, i64 stride) {
+    for (std::size_t d = 0; d < rank; ++d)
+      if (!used[d] && st[d] == stride) return d;
+    return rank;
+  };
+  for (std::size_t d = 0; d < rank; ++d)
+    if (ds[d] <= 0 || ss[d] < 0 || shape[d] < 2) return false;
+  if (const std::size_t c = with_stride(ds, 1); c != rank && ss[c] == 1) {
+    if (shape[c] * e >= max_row_bytes) return false;
+    pl.unit = shape[c];
+    used[c] = true;
+  }
+  const std::size_t d1 = with_stride(ds, pl.unit), s1 = with_stride(ss, pl.unit);
+  if (d1 == rank || s1 == rank || d1 == s1) return false;
   auto take = [&](std::size_t d, bool to_p) {
     used[d] = true;
     (to_p ? pl.p_dims : pl.q_dims).push_back(d);
@@ -88,20 +101,16 @@ bool plan_panels(PanelPlan& pl, const Shape& shape, const Strides& ds, const Str
       pl.nq *= shape[d];
     }
   };
-  auto next_with = [&](const Strides& st, i64 stride, std::size_t except) {
-    for (std::size_t d = 0; d < rank; ++d)
-      if (!used[d] && d != except && st[d] == stride) return d;
-    return rank;
-  };
-  const auto e = static_cast<i64>(es);
+  const i64 unit_bytes = pl.unit * e;
   take(d1, true);
-  while (pl.np * e < line_bytes || (pl.np * e) % line_bytes != 0) {
-    const std::size_t d = next_with(ds, pl.np, s1);
-    if (d == rank || pl.np * e >= max_p_width) break;
+  used[s1] = true;  // Q's first dim stays out of P
+  while (pl.np * unit_bytes < line_bytes || (pl.np * unit_bytes) % line_bytes != 0) {
+    const std::size_t d = with_stride(ds, pl.np * pl.unit);
+    if (d == rank || pl.np * unit_bytes >= max_p_width) break;
     take(d, true);
   }
   take(s1, false);
-  for (std::size_t d; (d = next_with(ss, pl.nq, rank)) != rank;) take(d, false);
+  for (std::size_t d; (d = with_stride(ss, pl.nq * pl.unit)) != rank;) take(d, false);
   for (std::size_t d = 0; d < rank; ++d)
     if (!used[d]) pl.o_dims.push_back(d);
   std::stable_sort(pl.o_dims.begin(), pl.o_dims.end(), [&](std::size_t a, std::size_t b) { return ds[a] > ds[b]; });
@@ -111,14 +120,32 @@ bool plan_panels(PanelPlan& pl, const Shape& shape, const Strides& ds, const Str
     pl.o_src.push_back(ss[d]);
     pl.outer *= shape[d];
   }
-  pl.kernel = choose_kernel(es);
-  pl.bp = pl.kernel.run ? pl.kernel.block_p : std::max<i64>(1, line_bytes / e);
-  pl.chunk = std::min(pl.nq, std::min(max_chunk, std::max<i64>(1, run_bytes / e)));
+  if (pl.unit == 1) {
+    pl.kernel = choose_kernel(es);
+    pl.bp = pl.kernel.run ? pl.kernel.block_p : std::max<i64>(1, line_bytes / e);
+  } else {
+    pl.bp = std::max<i64>(1, max_row_bytes / unit_bytes);  // a dst run of about 1 KiB
+  }
+  pl.chunk = std::min(pl.nq, std::max<i64>(1, std::min(max_chunk, run_bytes / unit_bytes)));
   pl.chunks = (pl.nq + pl.chunk - 1) / pl.chunk;
   pl.blocks = (pl.np + pl.bp - 1) / pl.bp;
-  pl.group = std::clamp<i64>(item_bytes / (pl.bp * pl.chunk * e), 1, pl.blocks);
+  pl.group = std::clamp<i64>(item_bytes / (pl.bp * pl.chunk * unit_bytes), 1, pl.blocks);
   pl.groups = (pl.blocks + pl.group - 1) / pl.group;
   return true;
+}
+
+/// A panel of rows: dst[doff[q] + p * unit + r] = src[so[p] + q * unit + r], r < unit.
+void row_panel(const std::byte* src, const i64* so, int np, std::byte* dst, const i64* doff, i64 nq, i64 unit,
+               i64 es, bool stream) {
+  const auto bytes = static_cast<std::size_t>(unit * es);
+  for (i64 q = 0; q < nq; ++q) {
+    std::byte* d = dst + doff[q] * es;
+    const std::byte* s = src + q * unit * es;
+    for (int p = 0; p < np; ++p, d += bytes) {
+      if (stream) simd::stream_copy(d, s + so[p] * es, bytes);
+      else std::memcpy(d, s + so[p] * es, bytes);
+    }
+  }
 }
 
 /// The element loop standing in for a panel kernel.
@@ -202,9 +229,10 @@ void run_items(const PanelPlan& pl, std::size_t es, std::byte* dst, const std::b
       const i64 p0 = b * pl.bp;
       const int np = static_cast<int>(std::min(pl.bp, pl.np - p0));
       for (int k = 0; k < np; ++k, p.next()) soff[static_cast<std::size_t>(k)] = p.offset;
-      const std::byte* s = src + (o_src + q0) * e;
-      std::byte* d = dst + (o_dst + p0) * e;
-      if (pl.kernel.run) pl.kernel.run(s, soff.data(), np, d, doff.data(), nq, stream);
+      const std::byte* s = src + (o_src + q0 * pl.unit) * e;
+      std::byte* d = dst + (o_dst + p0 * pl.unit) * e;
+      if (pl.unit > 1) row_panel(s, soff.data(), np, d, doff.data(), nq, pl.unit, e, stream);
+      else if (pl.kernel.run) pl.kernel.run(s, soff.data(), np, d, doff.data(), nq, stream);
       else run_loop(es, s, soff.data(), np, d, doff.data(), nq);
     }
   }
@@ -258,7 +286,7 @@ std::string describe_permute(const Shape& shape, const Strides& dst_strides, con
   std::ostringstream os;
   os << "P " << dims_str(pl.p_dims, shape) << " Q " << dims_str(pl.q_dims, shape) << " outer "
      << dims_str(pl.o_dims, shape) << " panel " << pl.bp << "x" << pl.chunk << " ("
-     << (pl.kernel.run ? pl.kernel.isa : "scalar") << ")";
+     << (pl.unit > 1 ? "rows of " + std::to_string(pl.unit) : pl.kernel.run ? pl.kernel.isa : "scalar") << ")";
   return os.str();
 }
 

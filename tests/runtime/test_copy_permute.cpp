@@ -323,8 +323,13 @@ TEST_CASE("copy_permute cuts the nest into P, Q and outer dims as documented", "
        "P [d3=96] Q [d0=96 d1=75 d2=75] outer [] panel 16x1024 (scalar)"},
       // f64: Q chunks of 4 KiB (512 elements)
       {{300, 300}, {300, 1}, {1, 300}, 8, "P [d1=300] Q [d0=300] outer [] panel 8x300 (scalar)"},
-      // the same unit-stride dim on both sides: not a permutation panel
+      // rows of 16 f32 contiguous on both sides (64 bytes) are moved whole: P and Q are the
+      // next dims of each side, strides counted in rows
+      {{32, 15, 16}, {240, 16, 1}, {16, 512, 1}, 4, "P [d1=15] Q [d0=32] outer [] panel 16x32 (rows of 16)"},
+      // the same unit-stride dim on both sides and no other dim contiguous in src: rows
       {{10, 20}, {20, 1}, {40, 1}, 4, ""},
+      // rows of 1 KiB and more go to copy_strided's row loop
+      {{32, 15, 256}, {3840, 256, 1}, {256, 8192, 1}, 4, ""},
   };
   for (const Row& r : rows) {
     CAPTURE(str(r.shape));
