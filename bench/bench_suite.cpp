@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,7 +29,9 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/copy_permute.hpp"
 #include "bench.hpp"
+#include "einexpr/runtime/strided.hpp"
 
 namespace {
 
@@ -76,7 +79,16 @@ void stream_bytes(std::byte* dst, const std::byte* src, std::size_t bytes, int t
   }
 }
 
-/// Times of every role over `rounds` rounds, a rotating order each round.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+/// Wall times of every role over `rounds` rounds, a rotating order each round; with
+/// "ROLE cpu" the process's CPU time of the same calls (all threads: on a machine whose
+/// other work takes the cores away now and then, the time a call really ran; with
+/// OMP_WAIT_POLICY=passive, so that no thread spins while it waits).
 std::map<std::string, std::vector<double>> rounds_of(const std::vector<std::pair<std::string, std::function<void()>>>& roles,
                                                      int rounds) {
   for (const auto& r : roles) r.second();  // warm: plans cached, pages touched
@@ -84,9 +96,11 @@ std::map<std::string, std::vector<double>> rounds_of(const std::vector<std::pair
   for (int round = 0; round < rounds; ++round)
     for (std::size_t i = 0; i < roles.size(); ++i) {
       const auto& [name, body] = roles[(i + static_cast<std::size_t>(round)) % roles.size()];
+      const double cpu = process_cpu_seconds();
       const auto start = Clock::now();
       body();
       t[name].push_back(std::chrono::duration<double>(Clock::now() - start).count());
+      t[name + " cpu"].push_back(process_cpu_seconds() - cpu);
     }
   return t;
 }
@@ -151,7 +165,11 @@ void run_permute(const std::vector<std::string>& f, int threads) {
          {"stream", [&] { stream_bytes(dst, src, bytes, threads); }},
          {"memcpy", [&] { bench::memcpy_threads(dst, src, bytes, threads); }}},
         rounds);
-    std::cout << ", \"" << dt << "\": {\"bytes\": " << bytes << ", \"checked\": " << (ok ? "true" : "false")
+    // how copy_permute cuts this copy (the output row-major, the input read through the view)
+    const Tensor view = einexpr::rearrange(x, pattern, {}, einexpr::Copy::never);
+    const einexpr::CollapsedDims cd = einexpr::collapse_dims(out.shape(), {&out.strides(), &view.strides()});
+    const std::string plan = einexpr::detail::describe_permute(cd.shape, cd.strides[0], cd.strides[1], x.element_size());
+    std::cout << ", \"" << dt << "\": {\"plan\": \"" << plan << "\", \"bytes\": " << bytes << ", \"checked\": " << (ok ? "true" : "false")
               << ", \"times\": " << json_times(t) << "}";
   }
   std::cout << "}" << std::endl;

@@ -73,9 +73,11 @@ def peers(pattern, sizes, repeats, torch):
     return r
 
 
-def ratios(times, role):
-    """(median over rounds of stream / role within the round, min stream / min role)."""
-    s, e = times["stream"], times[role]
+def ratios(times, role, cpu=False):
+    """(median over rounds of stream / role within the round, min stream / min role); of
+    the calls' CPU times with cpu (einexpr_suite_bench's "ROLE cpu")."""
+    suffix = " cpu" if cpu else ""
+    s, e = times["stream" + suffix], times[role + suffix]
     return statistics.median(a / b for a, b in zip(s, e)), min(s) / min(e)
 
 
@@ -88,6 +90,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="numpy/torch timings per call")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", default="")
+    ap.add_argument("--cpu", action="store_true", help="also the ratios of CPU times (OMP_WAIT_POLICY=passive)")
     args = ap.parse_args()
     check_hptt()
     torch = None
@@ -102,8 +105,10 @@ def main():
     for index in parse_cases(args.cases, len(cases)):
         _, pattern, sizes, line = cases[index - 1]
         req = f"permute|{pattern}|{' '.join(map(str, sizes))}|{','.join(dtypes)}|{args.rounds}\n"
-        res = subprocess.run([args.bench], input=req, capture_output=True, text=True, check=True,
-                             env=dict(os.environ, EINEXPR_BENCH_THREADS=str(THREADS)))
+        env = dict(os.environ, EINEXPR_BENCH_THREADS=str(THREADS))
+        if args.cpu:
+            env["OMP_WAIT_POLICY"] = "passive"
+        res = subprocess.run([args.bench], input=req, capture_output=True, text=True, check=True, env=env)
         rec = json.loads(res.stdout.splitlines()[0])
         if "error" in rec:
             raise SystemExit(f"case {index}: {rec['error']}")
@@ -120,6 +125,8 @@ def main():
     head = "| # | pattern | sizes |"
     for dt in dtypes:
         head += f" {dt} out of stream (min) | {dt} fresh of stream (min) |"
+        if args.cpu:
+            head += f" {dt} out, CPU time (min) |"
     if not args.no_peers:
         head += " stream GB/s | einexpr out ms | numpy out ms | torch out ms | ÷ numpy (out) | ÷ torch (out) | ÷ numpy (fresh) | ÷ torch (fresh) |"
     print(head)
@@ -132,6 +139,9 @@ def main():
             o, omin = ratios(t, "out")
             fr, fmin = ratios(t, "fresh")
             row += f" {o:.2f} ({omin:.2f}) | {fr:.2f} ({fmin:.2f}) |"
+            if args.cpu:
+                c, cmin = ratios(t, "out", cpu=True)
+                row += f" {c:.2f} ({cmin:.2f}) |"
         if not args.no_peers:
             t = rec["f32"]["times"]
             p = rec["peers"]

@@ -10,14 +10,16 @@
 namespace einexpr::detail {
 
 /// dst = src over a collapsed nest (dims in any order, no dim of length 1, strides >= 0) as
-/// panels of register-transposed blocks (copy_simd.hpp): P, the dst's innermost contiguous
-/// dims (from its unit-stride dim; more of them while a P row is shorter than a cache line
-/// or not a whole number of lines), against Q, the src's innermost contiguous dims (from
-/// its unit-stride dim, while they are not in P); every other dim is an outer loop. A panel
-/// is one dst line of P (block_p elements) across a chunk of Q (at most 4 KiB of src per
-/// row); threads take contiguous ranges of panels. Returns false, copying nothing, where the
-/// nest has no such P and Q (no unit stride on one side, the same dim on both, a negative
-/// stride). `stream`: write full aligned dst lines with streaming stores.
+/// register-transposed blocks (copy_simd.hpp) between P, the dst's innermost contiguous dims
+/// (from its unit-stride dim; more until a P row is whole lines, then up to 1 KiB without the
+/// src dims Q needs for its first 4 KiB), and Q, the src's innermost contiguous dims;
+/// every other dim is an outer loop. Where one dim is contiguous on both sides and shorter
+/// than 1 KiB, its rows are moved whole and P and Q are found among the others. Slabs of about
+/// 128 KiB of src (P rows across a chunk of at most 4 KiB of Q) are walked Q block by Q block,
+/// the next slab prefetched into L2 in address order; threads take contiguous ranges of
+/// slabs. Returns false, copying nothing, where the nest has no such P and Q (no unit stride
+/// on one side, a contiguous row of 1 KiB or more, a negative stride). `stream`: full aligned
+/// dst lines are written with streaming stores; `parallel`: num_threads() threads share it.
 bool copy_permute(std::byte* dst, const std::byte* src, const Shape& shape, const Strides& dst_strides,
                   const Strides& src_strides, std::size_t element_size, bool stream, bool parallel);
 
@@ -26,8 +28,8 @@ bool copy_permute(std::byte* dst, const std::byte* src, const Shape& shape, cons
 /// where the CPU does not run the one named.
 bool force_panel_isa(const std::string& isa);
 
-/// For tests and `explain`-like diagnostics: how copy_permute would cut this nest, as
-/// "P [dims] Q [dims] outer [dims] panel NP x NQ (isa)", or "" where it does not apply.
+/// For tests and benchmarks: how copy_permute cuts this nest, as "P [dims] Q [dims] outer
+/// [dims] slab ROWS x CHUNK block BP x BQ (kernel)", or "" where it does not apply.
 std::string describe_permute(const Shape& shape, const Strides& dst_strides, const Strides& src_strides,
                              std::size_t element_size);
 

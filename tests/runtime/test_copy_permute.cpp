@@ -300,7 +300,7 @@ TEST_CASE("every dtype permutes through Tensor::contiguous like the element loop
   }
 }
 
-TEST_CASE("copy_permute cuts the nest into P, Q and outer dims as documented", "[strided][copy][permute]") {
+TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documented", "[strided][copy][permute]") {
   Restore restore;
   REQUIRE(detail::force_panel_isa("scalar"));
   struct Row {
@@ -311,21 +311,23 @@ TEST_CASE("copy_permute cuts the nest into P, Q and outer dims as documented", "
   };
   // the collapsed nest: dims in dst order; the dst is row-major
   const std::vector<Row> rows = {
-      // a 2-d transpose: P the dst's rows, Q the src's
-      {{100, 200}, {200, 1}, {1, 100}, 4, "P [d1=200] Q [d0=100] outer [] panel 16x100 (scalar)"},
+      // a 2-d transpose: P the dst's rows (800 bytes, whole lines), Q the src's; a slab is
+      // every P row (13 blocks of 16) across all of Q (100 x 4 bytes < 4 KiB)
+      {{100, 200}, {200, 1}, {1, 100}, 4, "P [d1=200] Q [d0=100] outer [] slab 208x100 block 16x16 (scalar)"},
       // 12^3 reversed, f32: a row of 12 (48 bytes) is shorter than a line, so P takes the
       // next dst dim too (144 elements, 9 lines); Q is the src's unit-stride dim alone
-      {{12, 12, 12}, {144, 12, 1}, {1, 12, 144}, 4, "P [d2=12 d1=12] Q [d0=12] outer [] panel 16x12 (scalar)"},
+      {{12, 12, 12}, {144, 12, 1}, {1, 12, 144}, 4, "P [d2=12 d1=12] Q [d0=12] outer [] slab 144x12 block 16x16 (scalar)"},
       // rows of 75 f32 (300 bytes, not whole lines): P takes the next dim (75 x 96, 450 lines)
-      {{96, 96, 75}, {7200, 75, 1}, {1, 7200, 96}, 4, "P [d2=75 d1=96] Q [d0=96] outer [] panel 16x96 (scalar)"},
-      // a 4-d reversal: P the dst's last dim (96 x 4 = 6 lines), Q every src-contiguous dim
+      {{96, 96, 75}, {7200, 75, 1}, {1, 7200, 96}, 4, "P [d2=75 d1=96] Q [d0=96] outer [] slab 336x96 block 16x16 (scalar)"},
+      // a 4-d reversal: P's row of 96 is whole lines; Q keeps d0 and d1 (its first 4 KiB);
+      // P grows past 1 KiB with d2; Q chunks of 1024, slabs of 32 P rows (128 KiB)
       {{96, 75, 75, 96}, {540000, 7200, 96, 1}, {1, 96, 7200, 540000}, 4,
-       "P [d3=96] Q [d0=96 d1=75 d2=75] outer [] panel 16x1024 (scalar)"},
-      // f64: Q chunks of 4 KiB (512 elements)
-      {{300, 300}, {300, 1}, {1, 300}, 8, "P [d1=300] Q [d0=300] outer [] panel 8x300 (scalar)"},
+       "P [d3=96 d2=75] Q [d0=96 d1=75] outer [] slab 32x1024 block 16x16 (scalar)"},
+      // f64: Q chunks of at most 4 KiB (512 elements), here all 300
+      {{300, 300}, {300, 1}, {1, 300}, 8, "P [d1=300] Q [d0=300] outer [] slab 48x300 block 8x16 (scalar)"},
       // rows of 16 f32 contiguous on both sides (64 bytes) are moved whole: P and Q are the
       // next dims of each side, strides counted in rows
-      {{32, 15, 16}, {240, 16, 1}, {16, 512, 1}, 4, "P [d1=15] Q [d0=32] outer [] panel 16x32 (rows of 16)"},
+      {{32, 15, 16}, {240, 16, 1}, {16, 512, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 16x32 block 16x1 (rows of 16)"},
       // the same unit-stride dim on both sides and no other dim contiguous in src: rows
       {{10, 20}, {20, 1}, {40, 1}, 4, ""},
       // rows of 1 KiB and more go to copy_strided's row loop
