@@ -9,7 +9,9 @@
 // P takes the dst's unit-stride dim and more until a P row is a whole number of lines (so
 // dst lines stay aligned and stream); Q's first 4 KiB of src dims are then kept for Q; P
 // grows to 1 KiB with what is left, and Q takes every src-contiguous dim P did not. Short
-// dims thus never shrink the blocks: a block may span several rows of either side.
+// dims thus never shrink the blocks: a block may span several rows of either side. Where
+// one dim is contiguous on both sides (a permutation that keeps the last dim), its rows,
+// up to 64 KiB, are the unit moved, and P and Q are found among the other dims.
 //
 // The work is walked in slabs: a run of P rows across a chunk of Q (at most 4 KiB of src a
 // row), about 128 KiB of src, which stays in L2. A slab goes Q block by Q block, every P block
@@ -44,8 +46,8 @@ constexpr i64 max_chunk = 1024;              // and at most this many elements (
 constexpr i64 slab_bytes = i64{128} << 10;   // src a slab reads (and the next one prefetched)
 constexpr i64 p_row_bytes = 1024;            // P grows to a row this long, in whole lines,
 constexpr i64 max_p_width = i64{64} << 10;   // but no longer than this
-constexpr i64 max_row_bytes = 1024;          // rows contiguous on both sides shorter than this
-                                             // are the unit moved (longer ones go by rows)
+constexpr i64 max_row_bytes = i64{64} << 10;  // rows contiguous on both sides shorter than this
+                                              // are the unit moved (longer ones go by rows)
 
 std::atomic<int>& forced() {  // 0: best, 1: avx512, 2: avx2, 3: scalar
   static std::atomic<int> f{0};
@@ -147,10 +149,13 @@ bool plan_slabs(SlabPlan& pl, const Shape& shape, const Strides& ds, const Strid
     pl.bp = std::max<i64>(1, line_bytes / e);
     pl.bq = 16;
   } else {  // rows: a dst run of about max_row_bytes per Q position
-    pl.bp = std::max<i64>(1, max_row_bytes / unit_bytes);
+    pl.bp = std::max<i64>(1, p_row_bytes / unit_bytes);
     pl.bq = 1;
   }
-  pl.chunk = std::min(pl.nq, std::max<i64>(1, std::min(max_chunk, run_bytes / unit_bytes)));
+  // Q chunks of at most run_bytes a row, as even as whole blocks allow
+  const i64 most = std::max<i64>(1, std::min(max_chunk, run_bytes / unit_bytes));
+  pl.chunks = (pl.nq + most - 1) / most;
+  pl.chunk = std::min(pl.nq, ((pl.nq + pl.chunks - 1) / pl.chunks + pl.bq - 1) / pl.bq * pl.bq);
   pl.chunks = (pl.nq + pl.chunk - 1) / pl.chunk;
   const i64 blocks = (pl.np + pl.bp - 1) / pl.bp;
   pl.slab = std::clamp<i64>(slab_bytes / (pl.chunk * unit_bytes) / pl.bp, 1, blocks) * pl.bp;
@@ -258,7 +263,6 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
   const i64 ue = pl.unit * e;  // bytes per P row per Q position
   std::vector<i64> dst_off(static_cast<std::size_t>(pl.chunk));
   i64 have = -1;  // the (outer, chunk) dst_off holds
-  const i64 row_lines = (pl.chunk * ue + line_bytes - 1) / line_bytes + 1;  // lines a row's run may touch
   Slab cur, next;
   locate(pl, begin, cur);
   for (i64 it = begin; it < end; ++it) {
@@ -269,20 +273,33 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
     }
     const bool ahead = it + 1 < end;
     if (ahead) locate(pl, it + 1, next);
-    const i64 steps = (cur.nq + pl.bq - 1) / pl.bq;
-    const i64 per_step = ahead ? (next.rows * row_lines + steps - 1) / steps : 0;
+    // the next slab's src lines, row by row in address order, spread over this slab's blocks
+    const i64 blocks = (cur.nq + pl.bq - 1) / pl.bq * ((cur.rows + pl.bp - 1) / pl.bp);
+    const i64 run = ahead ? next.nq * ue : 0;
+    const i64 per_block = ahead ? (next.rows * (run / line_bytes + 2) + blocks - 1) / blocks : 0;
     const std::byte* next_src = src + (next.o_src + next.q0 * pl.unit) * e;
-    i64 pf_row = 0, pf_line = 0;
+    i64 pf_row = 0;
+    std::uintptr_t pf_at = 0, pf_end = 0;
+    auto prefetch = [&](i64 n) {
+      for (; n > 0 && pf_row < next.rows; --n) {
+        if (pf_at >= pf_end) {  // the next row's run, from its first line
+          const auto row = reinterpret_cast<std::uintptr_t>(next_src + next.src_off[static_cast<std::size_t>(pf_row)] * e);
+          pf_at = row / line_bytes * line_bytes;
+          pf_end = row + static_cast<std::uintptr_t>(run);
+        }
+        __builtin_prefetch(reinterpret_cast<const void*>(pf_at), 0, 2);
+        pf_at += line_bytes;
+        if (pf_at >= pf_end) ++pf_row;
+      }
+    };
     const std::byte* s = src + (cur.o_src + cur.q0 * pl.unit) * e;
     std::byte* d = dst + (cur.o_dst + cur.p0 * pl.unit) * e;
     for (i64 q = 0; q < cur.nq; q += pl.bq) {
       const i64 nq = std::min(pl.bq, cur.nq - q);
-      for (i64 b = 0; b < cur.rows; b += pl.bp)
+      for (i64 b = 0; b < cur.rows; b += pl.bp) {
         run_block(pl, e, s + q * ue, cur.src_off.data() + b, static_cast<int>(std::min(pl.bp, cur.rows - b)),
                   d + b * ue, dst_off.data() + q, nq, stream);
-      for (i64 k = 0; k < per_step && pf_row < next.rows; ++k) {  // the next slab, row by row
-        __builtin_prefetch(next_src + next.src_off[static_cast<std::size_t>(pf_row)] * e + pf_line * line_bytes, 0, 2);
-        if (++pf_line == row_lines) pf_line = 0, ++pf_row;
+        prefetch(per_block);
       }
     }
     std::swap(cur, next);

@@ -14,11 +14,11 @@ namespace einexpr::detail {
 /// (from its unit-stride dim; more until a P row is whole lines, then up to 1 KiB without the
 /// src dims Q needs for its first 4 KiB), and Q, the src's innermost contiguous dims;
 /// every other dim is an outer loop. Where one dim is contiguous on both sides and shorter
-/// than 1 KiB, its rows are moved whole and P and Q are found among the others. Slabs of about
+/// than 64 KiB, its rows are moved whole and P and Q are found among the others. Slabs of about
 /// 128 KiB of src (P rows across a chunk of at most 4 KiB of Q) are walked Q block by Q block,
 /// the next slab prefetched into L2 in address order; threads take contiguous ranges of
 /// slabs. Returns false, copying nothing, where the nest has no such P and Q (no unit stride
-/// on one side, a contiguous row of 1 KiB or more, a negative stride). `stream`: full aligned
+/// on one side, a contiguous row of 64 KiB or more, a negative stride). `stream`: full aligned
 /// dst lines are written with streaming stores; `parallel`: num_threads() threads share it.
 bool copy_permute(std::byte* dst, const std::byte* src, const Shape& shape, const Strides& dst_strides,
                   const Strides& src_strides, std::size_t element_size, bool stream, bool parallel);
