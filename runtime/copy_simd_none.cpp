@@ -1,12 +1,14 @@
-// The kernels under copy_strided on CPUs other than x86-64: no vectorized transposes (the
-// tiled scalar loop in copy_strided.cpp runs instead), and ordinary stores.
+// The kernels under copy_strided on CPUs other than x86-64: no vectorized panels (the
+// element loop in copy_permute.cpp runs instead), and ordinary stores.
 #include <cstring>
 
 #include "copy_simd.hpp"
 
 namespace einexpr::simd {
 
-TransposeFn transpose_kernel(std::size_t) noexcept { return nullptr; }
+PanelKernel panel_kernel(std::size_t) noexcept { return {}; }
+
+int panel_kernels(std::size_t, PanelKernel*) noexcept { return 0; }
 
 void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept { std::memcpy(dst, src, bytes); }
 

@@ -1,14 +1,13 @@
 // copy_strided: dst = src over any strides (strided.hpp). The dims are ordered by
-// decreasing dst stride and collapsed; the innermost dim (the dst's smallest stride) then
-// decides the loop:
+// decreasing dst stride and collapsed; then:
+//   permute    the dst and the src each have a unit stride, on different dims: panels of
+//              register-transposed blocks (copy_permute.cpp)
+// or the innermost dim (the dst's smallest stride) decides the loop:
 //   rows       src is contiguous along it too: memcpy of row pieces
 //   broadcast  src has stride 0 along it: fills
-//   transpose  another dim J has a smaller src stride: tiles of (J x inner) transposed with
-//              16x16 and 8x8 vector blocks where the strides allow (copy_simd.hpp), scalar
-//              at the edges
 //   gather     otherwise: strided rows
 // Outputs of 8 MiB and more are written with streaming stores (no read for ownership, no
-// eviction of the inputs). The work is cut into pieces (row pieces or tiles) that threads
+// eviction of the inputs). The work is cut into row pieces (or panels, copy_permute.cpp) that threads
 // take in contiguous ranges, so each thread writes one contiguous part of the output.
 #include <omp.h>
 
@@ -16,6 +15,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "copy_permute.hpp"
 #include "copy_simd.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/strided.hpp"
@@ -27,28 +27,22 @@ namespace {
 
 constexpr std::int64_t parallel_bytes = std::int64_t{1} << 20;  // smaller copies run on one thread
 constexpr std::int64_t piece_bytes = std::int64_t{64} << 10;    // rows are cut into pieces this long
-// A transpose tile is one dst cache line wide (along the inner dim) and one 4 KiB page of
-// src long (along J): each tile reads 16 (f32) src runs of a page and writes whole dst lines.
-// Wider tiles read more runs at once than the prefetchers follow (measured in bench/RESULTS.md).
-constexpr std::int64_t tile_line_bytes = 64;
-constexpr std::int64_t tile_run_bytes = 4096;
 // Outputs from this size on are written with streaming stores. A constant: the VM's CPUID
 // reports a 320 MiB L3 for a 32 MiB one, so sysconf's cache size is not to be trusted.
 constexpr std::int64_t stream_bytes = std::int64_t{8} << 20;
 
-enum class Kind { rows, broadcast, transpose, gather };
+enum class Kind { rows, broadcast, gather };
 
 /// The loop nest: collapsed dims by decreasing dst stride (the last is the innermost), and
-/// the outer dims whose index a piece's position runs over (all but the inner, and J).
+/// the outer dims whose index a piece's position runs over (all but the inner).
 struct CopyNest {
   Shape shape;
   Strides dst, src;
   Kind kind = Kind::rows;
-  std::size_t inner = 0, j = 0;            // the inner dim; J for transposes
+  std::size_t inner = 0;
   Shape outer_shape;
   Strides outer_dst, outer_src;
-  std::int64_t piece = 0;                  // rows: elements per piece; transpose: tile sides
-  std::int64_t tile_j = 0, tile_i = 0;
+  std::int64_t piece = 0;                  // elements per piece
   std::int64_t pieces_per_outer = 1;
   std::int64_t outer_count = 1;
   bool stream = false;
@@ -79,31 +73,17 @@ CopyNest order_and_collapse(const Layout& dst, const Layout& src) {
 void classify(CopyNest& n, std::int64_t es) {
   const std::size_t in = n.shape.size() - 1;
   n.inner = in;
-  const auto abs = [](std::int64_t s) { return s < 0 ? -s : s; };
   if (n.src[in] == 1 && n.dst[in] == 1) n.kind = Kind::rows;
   else if (n.src[in] == 0) n.kind = Kind::broadcast;
   else n.kind = Kind::gather;
-  if (n.kind == Kind::gather) {
-    std::size_t best = in;
-    for (std::size_t d = 0; d < in; ++d)
-      if (n.src[d] != 0 && (best == in || abs(n.src[d]) < abs(n.src[best]))) best = d;
-    if (best != in && abs(n.src[best]) < abs(n.src[in])) n.kind = Kind::transpose, n.j = best;
-  }
   for (std::size_t d = 0; d < in; ++d) {
-    if (n.kind == Kind::transpose && d == n.j) continue;
     n.outer_shape.push_back(n.shape[d]);
     n.outer_dst.push_back(n.dst[d]);
     n.outer_src.push_back(n.src[d]);
     n.outer_count *= n.shape[d];
   }
-  if (n.kind == Kind::transpose) {
-    n.tile_i = std::min(n.shape[in], std::max<std::int64_t>(1, tile_line_bytes / es));
-    n.tile_j = std::min(n.shape[n.j], std::max<std::int64_t>(1, tile_run_bytes / es));
-    n.pieces_per_outer = (n.shape[n.j] + n.tile_j - 1) / n.tile_j * ((n.shape[in] + n.tile_i - 1) / n.tile_i);
-  } else {
-    n.piece = std::max<std::int64_t>(1, piece_bytes / es);
-    n.pieces_per_outer = (n.shape[in] + n.piece - 1) / n.piece;
-  }
+  n.piece = std::max<std::int64_t>(1, piece_bytes / es);
+  n.pieces_per_outer = (n.shape[in] + n.piece - 1) / n.piece;
 }
 
 /// Walks the outer dims in row-major order, keeping the dst and src offsets.
@@ -153,24 +133,6 @@ void copy_piece(const CopyNest& n, T* d, const T* s, std::int64_t count) {
   }
 }
 
-/// One tile of a transpose: rows along J, columns along the inner dim.
-template <class T>
-void copy_tile(const CopyNest& n, T* d, const T* s, std::int64_t rows, std::int64_t cols) {
-  const std::int64_t dj = n.dst[n.j], di = n.dst[n.inner], sj = n.src[n.j], si = n.src[n.inner];
-  std::int64_t r8 = 0, c8 = 0;
-  if (const simd::TransposeFn kernel = simd::transpose_kernel(sizeof(T)); kernel && di == 1 && sj == 1) {
-    r8 = rows / simd::transpose_block * simd::transpose_block;
-    c8 = cols / simd::transpose_block * simd::transpose_block;
-    if (r8 > 0 && c8 > 0)
-      kernel(reinterpret_cast<const std::byte*>(s), si, reinterpret_cast<std::byte*>(d), dj, r8, c8, n.stream);
-    else r8 = c8 = 0;
-  }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t c0 = r < r8 ? c8 : 0;  // the vector blocks did [0, r8) x [0, c8)
-    for (std::int64_t c = c0; c < cols; ++c) d[r * dj + c * di] = s[r * sj + c * si];
-  }
-}
-
 /// Runs pieces [begin, end) in order.
 template <class T>
 void run_pieces(const CopyNest& n, T* dst, const T* src, std::int64_t begin, std::int64_t end) {
@@ -178,18 +140,10 @@ void run_pieces(const CopyNest& n, T* dst, const T* src, std::int64_t begin, std
   Walker w(n, begin / n.pieces_per_outer);
   std::int64_t sub = begin % n.pieces_per_outer;
   const std::int64_t len_i = n.shape[n.inner];
-  const std::int64_t tiles_i = n.kind == Kind::transpose ? (len_i + n.tile_i - 1) / n.tile_i : 1;
   for (std::int64_t p = begin; p < end; ++p) {
-    if (n.kind == Kind::transpose) {
-      const std::int64_t r0 = sub / tiles_i * n.tile_j, c0 = sub % tiles_i * n.tile_i;
-      copy_tile(n, dst + w.dst + r0 * n.dst[n.j] + c0 * n.dst[n.inner],
-                src + w.src + r0 * n.src[n.j] + c0 * n.src[n.inner], std::min(n.tile_j, n.shape[n.j] - r0),
-                std::min(n.tile_i, len_i - c0));
-    } else {
-      const std::int64_t first = sub * n.piece;
-      copy_piece(n, dst + w.dst + first * n.dst[n.inner], src + w.src + first * n.src[n.inner],
-                 std::min(n.piece, len_i - first));
-    }
+    const std::int64_t first = sub * n.piece;
+    copy_piece(n, dst + w.dst + first * n.dst[n.inner], src + w.src + first * n.src[n.inner],
+               std::min(n.piece, len_i - first));
     if (++sub == n.pieces_per_outer) {
       sub = 0;
       w.next();
@@ -225,11 +179,13 @@ void copy_strided(std::byte* dst, const Layout& dst_layout, const std::byte* src
   if (numel == 0) return;
   const auto es = static_cast<std::int64_t>(element_size);
   CopyNest n = order_and_collapse(dst_layout, src_layout);
-  classify(n, es);
   const std::int64_t bytes = numel * es;
-  n.stream = bytes >= stream_bytes && n.dst[n.inner] == 1;
   std::byte* d = dst + dst_layout.offset * es;
   const std::byte* s = src + src_layout.offset * es;
+  if (detail::copy_permute(d, s, n.shape, n.dst, n.src, element_size, bytes >= stream_bytes, bytes >= parallel_bytes))
+    return;
+  classify(n, es);
+  n.stream = bytes >= stream_bytes && n.dst[n.inner] == 1;
   switch (element_size) {
     case 1: return copy_typed<std::uint8_t>(n, d, s, bytes);
     case 2: return copy_typed<std::uint16_t>(n, d, s, bytes);

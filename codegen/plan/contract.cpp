@@ -184,9 +184,27 @@ AtomView result_atoms(const AtomView& x, const AtomView& y, const Groups& g, con
   return laid_out(concat({&g.batch, &g.m, &g.n}));
 }
 
+std::string names(const PlanBuilder& b, const Axes& ids) {
+  std::string s;
+  for (AxisId id : ids) s += (s.empty() ? "" : " ") + b.axes().name(id);
+  return s;
+}
+
+/// Why a GEMM cannot read v's [rows x cols] in place.
+std::string unread_reason(const PlanBuilder& b, const AtomView& v, const Axes& rows, const Axes& cols,
+                          const char* rows_name, const char* cols_name) {
+  if (!merged(v, rows)) return std::string("its ") + rows_name + " atoms [" + names(b, rows) + "] do not merge into one stride";
+  if (!merged(v, cols)) return std::string("its ") + cols_name + " atoms [" + names(b, cols) + "] do not merge into one stride";
+  return std::string("neither its ") + rows_name + " [" + names(b, rows) + "] nor its " + cols_name + " [" +
+         names(b, cols) + "] has unit stride";
+}
+
 /// Contracts x and y, keeping the atoms in `needed`; `out_order` (the output's atoms) is
 /// given for the last contraction so its result can be written in the output's layout.
-AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& needed, const Axes& out_order) {
+/// Notes, for `explain`, each operand copied into a GEMM's layout first (transpose, then
+/// GEMM) and why, and a last result that is not the output's own layout.
+AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& needed, const Axes& out_order,
+                       std::vector<std::string>& notes) {
   // 1. Atoms one operand holds and nothing later needs are summed first.
   auto unneeded = [&](const AtomView& v, const AtomView& other) {
     Axes out;
@@ -201,12 +219,29 @@ AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& neede
   const ContractStep::Kind kind = kind_of(length_of(x, g.m), length_of(y, g.n), length_of(x, g.k), !g.batch.empty());
   const bool gemm = kind != ContractStep::Kind::generic;
   // 3. An operand is copied only when its groups cannot merge, or a GEMM cannot read it.
-  if (!merged(x, g.m) || !merged(x, g.k) || (gemm && !gemm_reads(x, g.m, g.k)))
-    x = b.materialize(x, concat({&g.batch, &g.m, &g.k}));
-  if (!merged(y, g.k) || !merged(y, g.n) || (gemm && !gemm_reads(y, g.k, g.n)))
-    y = b.materialize(y, concat({&g.batch, &g.k, &g.n}));
+  const std::int64_t lm = length_of(x, g.m), ln = length_of(y, g.n), lk = length_of(x, g.k);
+  const std::string what = std::string(gemm ? "gemm " : "contraction ") + std::to_string(lm) + "x" +
+                           std::to_string(ln) + "x" + std::to_string(lk) + " over [" + names(b, g.k) + "]";
+  auto copied = [&](const char* side, const AtomView& v, const Axes& order, const std::string& why) {
+    notes.push_back(what + ": " + side + " [" + names(b, v.ids()) + "] copied to [" + names(b, order) + "] first (" +
+                    why + "; the copy is a transpose at memory speed)");
+  };
+  if (!merged(x, g.m) || !merged(x, g.k) || (gemm && !gemm_reads(x, g.m, g.k))) {
+    const Axes order = concat({&g.batch, &g.m, &g.k});
+    copied("left", x, order, unread_reason(b, x, g.m, g.k, "m", "k"));
+    x = b.materialize(x, order);
+  }
+  if (!merged(y, g.k) || !merged(y, g.n) || (gemm && !gemm_reads(y, g.k, g.n))) {
+    const Axes order = concat({&g.batch, &g.k, &g.n});
+    copied("right", y, order, unread_reason(b, y, g.k, g.n, "k", "n"));
+    y = b.materialize(y, order);
+  }
   // 4. The result's layout, then the step on [batch.., m, k] x [batch.., k, n].
   AtomView z = result_atoms(x, y, g, out_order, gemm);
+  if (!out_order.empty() && z.strides() != strides_for_order(z.dims, out_order))
+    notes.push_back(what + ": result written as [" + names(b, concat({&g.batch, &g.m, &g.n})) +
+           "], the output [" + names(b, out_order) + "] a strided view of it (m and n atoms interleave there, or " +
+           "no GEMM writes it); einsum_into copies it");
   const Merged zm = *merged(z, g.m), zn = *merged(z, g.n);
   Layout dst;
   std::vector<DimAxes> dims;
@@ -320,6 +355,7 @@ AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& o
     steps = std::move(path.steps);
   }
   std::vector<bool> alive(nodes.size(), true);
+  std::vector<std::string> pair_notes;  // after the order's note
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const auto [x, y] = steps[s];
     alive[static_cast<std::size_t>(x)] = alive[static_cast<std::size_t>(y)] = false;
@@ -329,12 +365,13 @@ AtomView contract_all(PlanBuilder& b, std::vector<AtomView> nodes, const Axes& o
         for (const AtomDim& a : nodes[j].dims) needed.push_back(a.id);
     const bool last = s + 1 == steps.size();
     nodes.push_back(contract_pair(b, nodes[static_cast<std::size_t>(x)], nodes[static_cast<std::size_t>(y)], needed,
-                                  last ? output : Axes{}));
+                                  last ? output : Axes{}, pair_notes));
     alive.push_back(true);
   }
   info.path = std::move(steps);
   b.set_contraction(std::move(info));
   if (!note.empty()) b.note(note);
+  for (std::string& n : pair_notes) b.note(std::move(n));
   return nodes.back();
 }
 

@@ -95,7 +95,7 @@ TEST_CASE("gradients past 10 operands take the forward's order backpropagated, a
       "x4 x5 x6, x8 x0 x6, x7 x3 x5, x0 x2 x8, x5 x7 x6, x3 x6 x4, x1 x3 x0, x3 x6 x2, x2 x6 x1, "
       "x1 x2 x4, x7 x2 x1, x0 x8 x1 -> x0 x1";
   const Plan forward = planned(OpSpec::einsum(), twelve, std::vector<Shape>(12, Shape{3, 3, 3}), DType::f64);
-  REQUIRE(forward.notes.size() == 1);
+  REQUIRE(forward.notes.size() >= 1);  // the order's note first, then the contractions' copies
   CHECK_THAT(forward.notes[0], Catch::Contains("FLOPs (dynamic programming, "));  // the forward: exact programs
   const std::vector<Gradient> grads = gradients(forward);
   REQUIRE(grads.size() == 12);
@@ -103,7 +103,7 @@ TEST_CASE("gradients past 10 operands take the forward's order backpropagated, a
   int backpropagated = 0;
   for (const Gradient& g : grads) {
     CAPTURE(g.expression);
-    REQUIRE(g.plan.notes.size() == 1);
+    REQUIRE(g.plan.notes.size() >= 1);
     const std::string& note = g.plan.notes[0];
     CAPTURE(note);
     backpropagated += note.find("FLOPs (the forward's order, backpropagated, ") != std::string::npos;
@@ -137,7 +137,7 @@ TEST_CASE("gradients past 10 operands take the forward's order backpropagated, a
   const char* eight = "x4 x5 x6, x8 x0 x6, x7 x3 x5, x0 x2 x8, x5 x7 x6, x3 x6 x4, x1 x3 x0, x3 x6 x2 -> x0 x1";
   for (const Gradient& g : gradients(planned(OpSpec::einsum(), eight, std::vector<Shape>(8, Shape{3, 3, 3})))) {
     CAPTURE(g.expression);
-    REQUIRE(g.plan.notes.size() == 1);
+    REQUIRE(g.plan.notes.size() >= 1);  // the order's note first
     CHECK_THAT(g.plan.notes[0], Catch::Contains("FLOPs (optimal: exhaustive, "));
   }
 }
