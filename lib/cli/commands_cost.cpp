@@ -22,17 +22,22 @@ std::string title(const ExprSpec& e, DType dtype) {
   return t + " (" + std::string(name(dtype)) + ")  " + lengths_text(e.sizes) + "\n";
 }
 
+/// A figure beside the plan's own counts, which may be 2^128 or more (then it says so).
+void add_figure(Table& t, const std::string& what, const MaybeCount& c, const std::string& note) {
+  if (c)
+    add_quantity(t, what, si(c->to_double(), "FLOP"), c->str() + " " + note);
+  else
+    t.add({what, "-", "", std::string(kOver128Bits) + ", too large to count exactly " + note});
+}
+
 void print_cost_table(const CostReport& r) {
   const Cost& c = r.cost;
   Table t({}, "lrll");
   add_quantity(t, "FLOPs", si(c.flops.to_double(), "FLOP"), c.flops.str() + " = " + c.flops_formula.str());
   add_quantity(t, "exact FLOPs", si(c.flops_exact.to_double(), "FLOP"), c.flops_exact.str() + " (multiplies + adds)");
-  if (c.op == "einsum")
-    add_quantity(t, "numpy FLOPs", si(c.flops_numpy.to_double(), "FLOP"),
-                 c.flops_numpy.str() + " (numpy.einsum_path's count of this path)");
+  if (c.op == "einsum") add_figure(t, "numpy FLOPs", c.flops_numpy, "(numpy.einsum_path's count of this path)");
   add_quantity(t, "MACs", si(c.macs.to_double(), "MAC"), c.macs.str() + " (multiply-accumulates, as fvcore counts)");
-  if (c.naive_flops != c.flops)
-    add_quantity(t, "naive FLOPs", si(c.naive_flops.to_double(), "FLOP"), c.naive_flops.str() + " (one loop nest)");
+  if (c.naive_flops != c.flops) add_figure(t, "naive FLOPs", c.naive_flops, "(one loop nest)");
   add_quantity(t, "bytes read", iec(c.bytes_read.to_double()), c.bytes_read.str() + " (each input once)");
   add_quantity(t, "bytes written", iec(c.bytes_written.to_double()), c.bytes_written.str() + " (the output once)");
   add_quantity(t, "bytes planned", iec(c.bytes_planned.to_double()), c.bytes_planned.str() + " (what the steps move)");

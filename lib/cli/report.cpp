@@ -38,6 +38,17 @@ void write_steps_json(JsonWriter& j, const Cost& c) {
   j.end_array();
 }
 
+/// A figure beside the plan's own counts: its exact literal, or null with `KEY_error` saying
+/// it is 2^128 or more (the plan's own counts fit; a figure compared with them need not).
+void write_figure(JsonWriter& j, const std::string& key, const MaybeCount& c) {
+  if (c) {
+    j.field(key, *c);
+  } else {
+    j.key(key).null();
+    j.field(key + "_error", std::string(kOver128Bits) + ": does not fit in 128 bits, so it is not counted exactly");
+  }
+}
+
 void write_roofline_json(JsonWriter& j, const Roofline& f) {
   j.key("roofline").begin_object().field("device", f.device).field("dtype", name(f.dtype));
   j.field("peak_flops", f.peak_flops).field("bandwidth", f.bandwidth);
@@ -71,8 +82,10 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
   j.key("sizes").begin_object();
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
   j.end_object();
-  j.field("flops", c.flops).field("flops_exact", c.flops_exact).field("naive_flops", c.naive_flops);
-  j.field("flops_numpy", c.flops_numpy).field("macs", c.macs);
+  j.field("flops", c.flops).field("flops_exact", c.flops_exact);
+  write_figure(j, "naive_flops", c.naive_flops);
+  write_figure(j, "flops_numpy", c.flops_numpy);
+  j.field("macs", c.macs);
   j.field("bytes_read", c.bytes_read).field("bytes_written", c.bytes_written);
   j.field("bytes_planned", c.bytes_planned).field("peak_extra_bytes", c.peak_extra_bytes);
   j.field("intensity", c.intensity()).field("intensity_exact", c.intensity_exact());
