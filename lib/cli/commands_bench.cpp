@@ -112,15 +112,15 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 }  // namespace
 
 int bench_command(const BenchArgs& args) {
-  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
+  ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
                                      args.expr.eps);
   const Copy copy = parse_copy(args.copy, e.op);
-  const DType dtype = parse_dtype(args.expr.dtype);
+  const DType dtype = expr_dtype(args.expr.dtype, e);
   const Device device = parse_run_device(args.run.device);
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
   spec.peak_for(dtype);  // no peak for this dtype: fail before running
   apply_threads(args.run);
-  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
+  const Plan plan = plan_expr(e, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
   const Compiled compiled = compile(e, plan, copy);
   const bool view = compiled.plan(inputs).output_is_view();  // what --copy made of it

@@ -1,10 +1,12 @@
 // cost, explain, check: what an expression costs and how it is planned, from the pattern
 // and the axis sizes alone (nothing is allocated), and whether a pattern is valid.
 #include <iostream>
+#include <optional>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/numpy_hint.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "output.hpp"
 #include "report.hpp"
@@ -46,7 +48,8 @@ void print_cost_table(const CostReport& r) {
                "exact " + num(c.intensity_exact()) + "; ideal bytes = " + c.bytes_formula.str());
   if (r.backward)
     add_quantity(t, "backward", si(r.backward->flops.to_double(), "FLOP"),
-                 r.backward->flops.str() + " (" + std::to_string(r.backward->gradients.size()) + " gradients)");
+                 r.backward->flops.str() + " (" + std::to_string(r.backward->gradients.size()) +
+                     (r.backward->gradients.size() == 1 ? " gradient)" : " gradients)"));
   else
     t.add({"backward", "-", "", "none: " + r.backward_error});
   if (r.roofline) {
@@ -93,7 +96,7 @@ Op parse_op(const std::string& text) {
 int cost_command(const CostArgs& args) {
   const ExprSpec expr =
       parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction, args.expr.eps);
-  const DType dtype = parse_dtype(args.expr.dtype);
+  const DType dtype = expr_dtype(args.expr.dtype, expr);
   const CostReport r = make_report(expr, dtype, find_device(args.device));
   if (args.json) {
     write_cost_json(std::cout, r, args.backward);
@@ -106,24 +109,26 @@ int cost_command(const CostArgs& args) {
 
 int explain_command(const ExprArgs& args) {
   const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps);
-  write_explain(std::cout, expr, parse_dtype(args.dtype));
+  write_explain(std::cout, expr, expr_dtype(args.dtype, expr));
   return 0;
 }
 
 int check_command(const CheckArgs& args) {
-  const ast::Pattern pattern = parse(args.pattern);
+  std::optional<Op> op;  // known once the pattern parses
   const bool inferred = args.op.empty();
-  const Op op = inferred ? (pattern.operands.size() == 1 ? Op::rearrange : Op::einsum) : parse_op(args.op);
   try {
-    check(pattern, op);
+    const ast::Pattern pattern = parse(args.pattern);
+    op = inferred ? (pattern.operands.size() == 1 ? Op::rearrange : Op::einsum) : parse_op(args.op);
+    check(pattern, *op);
   } catch (Error& e) {
-    if (inferred)
-      e.add_context(std::string("checked as ") + name(op) + " (the default for " +
-                    (op == Op::rearrange ? "one operand" : "several operands") +
+    if (const std::string hint = numpy_pattern_hint(args.pattern); !hint.empty()) e.add_context(hint);
+    if (inferred && op)
+      e.add_context(std::string("checked as ") + name(*op) + " (the default for " +
+                    (*op == Op::rearrange ? "one operand" : "several operands") +
                     "); --op reduce, repeat, einsum or map checks for another op");
     throw;
   }
-  std::cout << "ok (" << name(op) << ")\n";
+  std::cout << "ok (" << name(*op) << ")\n";
   return 0;
 }
 

@@ -9,7 +9,7 @@ namespace einexpr::cli {
 CostReport make_report(const ExprSpec& expr, DType dtype, const DeviceSpec& device) {
   CostReport r;
   r.expr = expr;
-  const Plan plan = plan_from_sizes(r.expr.op_spec(), r.expr.pattern, r.expr.sizes, dtype);
+  const Plan plan = plan_expr(r.expr, dtype);
   r.cost = cost(plan);
   try {  // a forward's cost never fails for want of a gradient
     r.backward = backward_cost(plan);
@@ -109,8 +109,8 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
   j.end_object();
 }
 
-void write_explain(std::ostream& os, const ExprSpec& e, DType dtype) {
-  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
+void write_explain(std::ostream& os, ExprSpec e, DType dtype) {
+  const Plan plan = plan_expr(e, dtype);
   const Cost c = cost(plan);
   os << plan.str() << "steps\n";
   Table t({"step", "kind", "FLOPs", "read", "written", "temporary"}, "llrrrr");
