@@ -4,10 +4,10 @@
 //                  of contiguous elements with a vectorized fold (omp simd);
 //   inner kept     the innermost dim is kept: each block of outputs along it has an
 //                  accumulator row, and every reduced index adds a src row into it.
-// Accumulation: double for f64, float for f32 and the reduced floats (rounded once at the
-// end), int64 for integers (wrapping), 0/1 bytes for bool (any = max, all = min); var and
-// std fold (count, mean, m2) in double, logsumexp (max, sum of exp) in the compute type
-// (reduce_fold.hpp). Large
+// Accumulation: double for f64 (a run's sum in compensated blocks), f32 and the reduced
+// floats (rounded once at the end), int64 for integers (wrapping), 0/1 bytes for bool (any =
+// max, all = min); var and std fold (count, mean, m2) in double, logsumexp (max in the
+// compute type, the sum of exp in double) (reduce_fold.hpp). Large
 // reductions share their outputs among threads, or, when there are too few outputs,
 // split the reduced range and fold the per-thread partials in thread order.
 #include <algorithm>
@@ -189,6 +189,16 @@ void accumulate_tile(OuterCursor& cur, const S* src, const Tile& tile, std::int6
   if (b >= e) return;
   const std::int64_t stride = cur.g.kept_strides[0].back();
   cur.red.seek(b);
+  if constexpr (F::float_blocks && std::is_same_v<S, typename F::Compute>) {
+    alignas(64) float part[tile_block];
+    for (std::int64_t r = b; r < e;) {
+      const std::int64_t end = std::min(e, r + F::block_rows);
+      for (const std::int64_t first = r; r < end; ++r, cur.red.next())
+        F::block_add(part, src + tile.src + cur.red.offsets()[0], tile.n, stride, r == first);
+      F::block_flush(acc, part, tile.n);
+    }
+    return;
+  }
   for (std::int64_t r = b; r < e; ++r, cur.red.next())
     accumulate_run<F>(acc, src + tile.src + cur.red.offsets()[0], tile.n, stride);
 }
