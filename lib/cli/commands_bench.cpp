@@ -66,6 +66,14 @@ void print_bench_table(const ExprSpec& e, const RunReport& r, const Roofline& bo
   add_quantity(t, "median", seconds(m.median_s),
                "of " + std::to_string(m.repeats) + " runs (min " + seconds(m.min_s) + ", max " + seconds(m.max_s) +
                    "; " + std::to_string(m.warmup) + " warm-up)");
+  // The median hides runs that stalled (a thread kept off its core by other work): the mean
+  // shows them, and the line says so when it is well above the median.
+  const double ratio = m.median_s > 0 ? m.mean_s / m.median_s : 1;
+  add_quantity(t, "mean", seconds(m.mean_s),
+               num(ratio, 3) + " x the median" +
+                   (ratio > 1.25 ? "; some runs stalled (the slowest " + seconds(m.max_s) +
+                                       "): other work on the cores? --threads 1 or a quiet machine tells"
+                                 : ""));
   add_quantity(t, "FLOPs", si(r.cost.flops.to_double(), "FLOP"), si(r.flops_per_s, "FLOP/s"));
   add_quantity(t, "bytes", iec(r.cost.ideal_bytes().to_double()), si(r.bytes_per_s, "B/s") + " (ideal bytes / median)");
   add_quantity(t, "MFU", fixed(r.mfu, 3),
