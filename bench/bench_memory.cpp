@@ -62,13 +62,16 @@ void add_copy(const std::string& w, const std::string& pattern, const einexpr::S
   }
 }
 
-void add_reduce(const std::string& w, einexpr::Reduction reduction, const einexpr::Shape& shape) {
-  const std::string pattern = "b s h -> b h";
+/// `outputs`: the elements the reduction writes.
+void add_reduce(const std::string& w, const std::string& pattern, einexpr::Reduction reduction,
+                const einexpr::Shape& shape, std::int64_t outputs) {
   const auto make = [shape] { return pattern_f32(shape); };
   const Op op{[=](Tensor& out, const Tensor& x) { einexpr::reduce_into(out, x, pattern, reduction); },
               [=](const Tensor& x) { return einexpr::reduce(x, pattern, reduction); }};
-  const double in_bytes = 4.0 * static_cast<double>(shape[0] * shape[1] * shape[2]);
-  const Work work{0, in_bytes + 4.0 * static_cast<double>(shape[0] * shape[2]), 0.8};
+  std::int64_t elements = 1;
+  for (std::int64_t n : shape) elements *= n;
+  const double in_bytes = 4.0 * static_cast<double>(elements);
+  const Work work{0, in_bytes + 4.0 * static_cast<double>(outputs), 0.8};
   for (int t : {1, 2}) {
     add_roles(w, t, work, make, op, false);
     add(w, "limit:read-sum", t, work, [=](int threads) {
@@ -107,8 +110,14 @@ void register_memory() {
   add_copy("rearrange b c h w -> b h w c 32x64x128x128", "b c h w -> b h w c", {32, 64, 128, 128}, {});
   add_copy("rearrange b (h d) s -> b h s d 32x1024x512 h=16", "b (h d) s -> b h s d", {32, 1024, 512},
            {{"h", 16}});
-  add_reduce("reduce b s h -> b h mean 64x1024x1024", einexpr::Reduction::mean, {64, 1024, 1024});
-  add_reduce("reduce b s h -> b h max 64x1024x1024", einexpr::Reduction::max, {64, 1024, 1024});
+  add_reduce("reduce b s h -> b h mean 64x1024x1024", "b s h -> b h", einexpr::Reduction::mean, {64, 1024, 1024},
+             64 * 1024);
+  add_reduce("reduce b s h -> b h max 64x1024x1024", "b s h -> b h", einexpr::Reduction::max, {64, 1024, 1024},
+             64 * 1024);
+  // The reduced axis innermost: rows of 1024 (each output a vectorized fold), and one run.
+  add_reduce("reduce b s h -> b s mean 64x1024x1024", "b s h -> b s", einexpr::Reduction::mean, {64, 1024, 1024},
+             64 * 1024);
+  add_reduce("reduce n -> sum 67108864", "n ->", einexpr::Reduction::sum, {std::int64_t{1} << 26}, 1);
   add_repeat("repeat h w -> c h w c=64 1024x1024", 64, {1024, 1024});
 }
 

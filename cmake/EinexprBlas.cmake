@@ -1,6 +1,6 @@
 # EINEXPR_BLAS: the GEMM library of the CPU lowering, as a cache STRING.
 #   openblas  OpenBLAS's sgemm/dgemm (Debian libopenblas-dev), called single-threaded from
-#             einexpr's own OpenMP threads (codegen/lower/cpu/gemm_blas.cpp); the default where
+#             einexpr's own threads (codegen/lower/cpu/gemm_blas.cpp); the default where
 #             OpenBLAS is found, being the faster here (bench/RESULTS.md)
 #   eigen     Eigen's own kernels (codegen/lower/cpu/gemm_eigen.cpp); the default elsewhere
 set(BLA_VENDOR OpenBLAS)

@@ -6,6 +6,7 @@
 #include "einexpr/codegen/pipeline.hpp"
 #include "einexpr/parser/check.hpp"
 #include "einexpr/parser/ops.hpp"
+#include "einexpr/parser/numpy_hint.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/runtime/cache.hpp"
 
@@ -152,6 +153,7 @@ std::string context(std::string_view op_name, std::string_view pattern, TensorRe
     for (std::size_t i = 0; i < lengths->size(); ++i)
       s += (i ? ", " : "") + (*lengths)[i].first + "=" + std::to_string((*lengths)[i].second);
   }
+  if (const std::string hint = numpy_pattern_hint(pattern); !hint.empty()) s += "\n  " + hint;
   return s;
 }
 

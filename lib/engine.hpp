@@ -53,7 +53,8 @@ std::string op_name(const OpSpec& spec);
 /// holds i64 or i32 indices) and one device; returns them.
 std::pair<DType, Device> common_dtype_device(std::string_view op, TensorRefs inputs, int index_operand = -1);
 
-/// " in rearrange('b h -> h b') on input of shape [2, 3] with h=2": the context ops add.
+/// " in rearrange('b h -> h b') on input of shape [2, 3] with h=2": the context ops add
+/// (and, on a line of its own, numpy_pattern_hint() where the pattern looks like numpy's).
 std::string context(std::string_view op_name, std::string_view pattern, TensorRefs inputs,
                     const AxisLengths* lengths);
 

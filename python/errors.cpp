@@ -4,6 +4,7 @@
 #include <string>
 
 #include "args.hpp"
+#include "dialect.hpp"
 #include "einexpr/runtime/error.hpp"
 
 namespace einexpr::python {
@@ -33,10 +34,11 @@ PyObject* make_class(py::module_& m, const char* name, PyObject* bases, const ch
   return type;
 }
 
-/// Raises `type` with e's message; .reason is the message without the context lines.
+/// Raises `type` with e's message in Python's terms (cli/dialect.hpp: "pass h=LENGTH", not
+/// the C++ API's {"h", length}); .reason is the message without the context lines.
 void raise(PyObject* type, const Error& e) {
-  py::object exc = py::reinterpret_borrow<py::object>(type)(e.what());
-  exc.attr("reason") = e.reason();
+  py::object exc = py::reinterpret_borrow<py::object>(type)(cli::to_dialect(e.what(), cli::Dialect::python));
+  exc.attr("reason") = cli::to_dialect(e.reason(), cli::Dialect::python);
   if (const auto* p = dynamic_cast<const PatternError*>(&e)) {
     exc.attr("position") = p->position();
     exc.attr("pattern") = p->pattern();
@@ -82,7 +84,7 @@ void register_errors(py::module_& m) {
     } catch (const Error& e) {
       raise(classes.error, e);
     } catch (const cli::UsageError& e) {
-      raise(classes.argument, Error(e.what()));
+      raise(classes.argument, Error(cli::usage_to_python(e.what())));
     }
   });
 }

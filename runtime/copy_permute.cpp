@@ -23,7 +23,6 @@
 // streaming copy on the Zen 4 this was built on, with no shuffle at all.)
 #include "copy_permute.hpp"
 
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "copy_simd.hpp"
+#include "einexpr/runtime/parallel.hpp"
 #include "einexpr/runtime/threads.hpp"
 
 namespace einexpr::detail {
@@ -322,16 +322,14 @@ bool copy_permute(std::byte* dst, const std::byte* src, const Shape& shape, cons
   SlabPlan pl;
   if (!plan_slabs(pl, shape, dst_strides, src_strides, element_size)) return false;
   const i64 items = pl.items();
-  const int threads = parallel ? static_cast<int>(std::min<i64>(num_threads(), items)) : 1;
-  if (threads <= 1) {
+  if (!parallel || num_threads() <= 1 || items <= 1) {
     run_slabs(pl, element_size, dst, src, 0, items, stream);
     return true;
   }
-#pragma omp parallel num_threads(threads)
-  {
-    const i64 t = omp_get_thread_num(), nt = omp_get_num_threads();
-    run_slabs(pl, element_size, dst, src, items * t / nt, items * (t + 1) / nt, stream);
-  }
+  // A few ranges of slabs per thread, each taken by whichever thread is free (parallel.hpp).
+  parallel_for(items, pieces_for(items, 1), [&](i64, i64 begin, i64 end) {
+    run_slabs(pl, element_size, dst, src, begin, end, stream);
+  });
   return true;
 }
 

@@ -7,10 +7,10 @@
 //   broadcast  src has stride 0 along it: fills
 //   gather     otherwise: strided rows
 // Outputs of 8 MiB and more are written with streaming stores (no read for ownership, no
-// eviction of the inputs). The work is cut into row pieces (or panels, copy_permute.cpp) that threads
-// take in contiguous ranges, so each thread writes one contiguous part of the output.
-#include <omp.h>
-
+// eviction of the inputs). The work is cut into pieces (row pieces, or slabs of panels in
+// copy_permute.cpp), a few contiguous ranges of them per thread, each range claimed by whichever
+// of einexpr's threads comes free (parallel.hpp), so each range writes one contiguous part of
+// the output.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -18,6 +18,7 @@
 #include "copy_permute.hpp"
 #include "copy_simd.hpp"
 #include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/parallel.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "einexpr/runtime/threads.hpp"
 
@@ -161,13 +162,10 @@ void copy_typed(const CopyNest& n, std::byte* dst, const std::byte* src, std::in
   auto* d = reinterpret_cast<T*>(dst);
   const auto* s = reinterpret_cast<const T*>(src);
   const std::int64_t items = n.items();
-  const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), items));
-  if (threads <= 1 || bytes < parallel_bytes) return run_pieces(n, d, s, 0, items);
-#pragma omp parallel num_threads(threads)
-  {
-    const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    run_pieces(n, d, s, items * t / nt, items * (t + 1) / nt);
-  }
+  if (num_threads() <= 1 || items <= 1 || bytes < parallel_bytes) return run_pieces(n, d, s, 0, items);
+  // A few ranges per thread, each taken by whichever thread is free (parallel.hpp).
+  parallel_for(items, pieces_for(items, 1),
+               [&](std::int64_t, std::int64_t b, std::int64_t e) { run_pieces(n, d, s, b, e); });
 }
 
 }  // namespace

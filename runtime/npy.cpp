@@ -76,7 +76,14 @@ std::vector<int> reversed_dims(int n) {
   return dims;
 }
 
-Tensor read_from(const Source& src, const NpyReadOptions& options) {
+/// The header, checked against the file's size: what read_from reads, before any data.
+struct Meta {
+  npy::Header header;
+  npy::Descr descr;
+  std::uint64_t data_offset = 0, data_bytes = 0;
+};
+
+Meta read_meta(const Source& src, const NpyReadOptions& options) {
   const auto [header_offset, header_len] = read_prefix(src);
   std::string text(static_cast<std::size_t>(header_len), '\0');
   src.read(header_offset, text.size(), text.data());
@@ -98,6 +105,11 @@ Tensor read_from(const Source& src, const NpyReadOptions& options) {
   if (options.max_bytes != 0 && data_bytes > options.max_bytes)
     fail(src.name, "the .npy data is " + std::to_string(data_bytes) + " bytes, over the limit of " +
                        std::to_string(options.max_bytes) + " bytes (NpyReadOptions::max_bytes)");
+  return {h, d, data_offset, data_bytes};
+}
+
+Tensor read_from(const Source& src, const NpyReadOptions& options) {
+  const auto [h, d, data_offset, data_bytes] = read_meta(src, options);
   Tensor t;
   try {
     t = Tensor::empty(h.fortran_order ? reversed(h.shape) : h.shape, d.dtype);
@@ -205,7 +217,11 @@ Tensor parse_npy(std::span<const std::byte> bytes, const std::string& name, cons
   return read_from(src, options);
 }
 
-Tensor read_npy(const std::string& path, const NpyReadOptions& options) {
+namespace {
+
+/// Opens `path` and calls f(source) on it (pread at offsets, so nothing is read but what f asks for).
+template <class F>
+auto with_file(const std::string& path, F&& f) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, "cannot open: " + os_error(errno));
   struct Closer {
@@ -228,7 +244,20 @@ Tensor read_npy(const std::string& path, const NpyReadOptions& options) {
                        n -= static_cast<std::size_t>(r);
                      }
                    }};
-  return read_from(src, options);
+  return f(src);
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path, const NpyReadOptions& options) {
+  return with_file(path, [&](const Source& src) { return read_from(src, options); });
+}
+
+NpyInfo read_npy_info(const std::string& path, const NpyReadOptions& options) {
+  return with_file(path, [&](const Source& src) {
+    const Meta m = read_meta(src, options);
+    return NpyInfo{m.descr.dtype, m.header.shape, m.header.fortran_order};
+  });
 }
 
 std::vector<std::byte> npy_bytes(const Tensor& tensor, const NpyWriteOptions& options) {

@@ -7,6 +7,7 @@
 
 #include "backend.hpp"
 #include "einexpr/runtime/strided.hpp"
+#include "einexpr/runtime/parallel.hpp"
 #include "einexpr/runtime/threads.hpp"
 
 namespace einexpr {
@@ -112,25 +113,27 @@ Tensor Tensor::randn(Shape shape, DType dtype, std::uint64_t seed, Device device
   const std::int64_t chunks = (n + chunk - 1) / chunk;
   auto* out = static_cast<std::byte*>(t.data_ptr());
   const auto es = static_cast<std::int64_t>(t.element_size());
-#pragma omp parallel for schedule(static) num_threads(num_threads()) if (chunks > 4)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    std::uint64_t state = seed * 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(c) + 1) * 0xD1B54A32D192ED03ull;
-    const std::int64_t begin = c * chunk, end = std::min(n, begin + chunk);
-    double buf[chunk];
-    for (std::int64_t i = begin; i < end; ++i) {
-      double v;
-      if (is_floating(dtype)) {
-        const double u1 = uniform01(state), u2 = uniform01(state);
-        v = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-      } else if (dtype == DType::boolean) {
-        v = static_cast<double>(splitmix(state) & 1u);
-      } else {
-        v = static_cast<double>(static_cast<std::int64_t>(splitmix(state) % 201u) - 100);
+  const auto fill = [&](std::int64_t, std::int64_t first, std::int64_t last) {
+    for (std::int64_t c = first; c < last; ++c) {
+      std::uint64_t state = seed * 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(c) + 1) * 0xD1B54A32D192ED03ull;
+      const std::int64_t begin = c * chunk, end = std::min(n, begin + chunk);
+      double buf[chunk];
+      for (std::int64_t i = begin; i < end; ++i) {
+        double v;
+        if (is_floating(dtype)) {
+          const double u1 = uniform01(state), u2 = uniform01(state);
+          v = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+        } else if (dtype == DType::boolean) {
+          v = static_cast<double>(splitmix(state) & 1u);
+        } else {
+          v = static_cast<double>(static_cast<std::int64_t>(splitmix(state) % 201u) - 100);
+        }
+        buf[i - begin] = v;
       }
-      buf[i - begin] = v;
+      convert(buf, DType::f64, out + begin * es, dtype, static_cast<std::size_t>(end - begin));
     }
-    convert(buf, DType::f64, out + begin * es, dtype, static_cast<std::size_t>(end - begin));
-  }
+  };
+  parallel_for(chunks, chunks > 4 ? pieces_for(chunks, 1) : 1, fill);
   return device.is_cpu() ? t : t.to(device);
 }
 

@@ -23,6 +23,4 @@ void set_num_threads(int n) {
   threads_setting().store(n);
 }
 
-int thread_index() noexcept { return omp_get_thread_num(); }
-
 }  // namespace einexpr

@@ -284,23 +284,26 @@ Count peak_extra_bytes(const Plan& plan) {
   return peak;
 }
 
-Count size_of(const AxisTable& axes, const std::vector<AxisId>& ids) {
-  Count n(1);
-  for (AxisId id : ids) n *= Count::from_int64(axes.length(id));
-  return n;
-}
-
 std::vector<AxisId> unite(std::vector<AxisId> a, const std::vector<AxisId>& b) {
   for (AxisId id : b)
     if (std::find(a.begin(), a.end(), id) == a.end()) a.push_back(id);
   return a;
 }
 
+/// The product of the axes' lengths, or nullopt where it is 2^128 or more.
+MaybeCount maybe_size_of(const AxisTable& axes, const std::vector<AxisId>& ids) {
+  MaybeCount n = Count(1);
+  for (AxisId id : ids) n = checked_mul(n, Count::from_int64(axes.length(id)));
+  return n;
+}
+
 /// numpy.einsum_path's "naive FLOP count": one loop nest over every distinct axis doing
 /// max(1, n - 1) operations per iteration for n operands, plus one when some axis is in more
 /// than one operand (numpy's `inner_product`). Plans other than einsum, and plans built by
-/// hand (no ContractionInfo to read the operands from): their own FLOPs.
-Count naive_flops(const Plan& plan, Count flops) {
+/// hand (no ContractionInfo to read the operands from): their own FLOPs. nullopt where it is
+/// 2^128 or more: a loop nest over every axis of a large einsum easily is, while the plan,
+/// which never loops over them all at once, fits.
+MaybeCount naive_flops(const Plan& plan, Count flops) {
   if (plan.op != Op::einsum || !plan.contraction) return flops;
   const std::vector<std::vector<AxisId>>& operands = plan.contraction->operands;
   std::vector<AxisId> all;
@@ -311,25 +314,26 @@ Count naive_flops(const Plan& plan, Count flops) {
   }
   const bool inner = total > all.size();
   const auto n = static_cast<std::uint64_t>(operands.size());
-  return size_of(plan.axes, all) * Count(std::max<std::uint64_t>(1, n - 1) + (inner ? 1 : 0));
+  return checked_mul(maybe_size_of(plan.axes, all), Count(std::max<std::uint64_t>(1, n - 1) + (inner ? 1 : 0)));
 }
 
 /// numpy.einsum_path's (and opt_einsum's) count of einexpr's own path: each pairwise step
 /// costs the product of the lengths of every axis either operand holds, times 2 when the
 /// step sums an axis (opt_einsum's flop_count: max(1, terms - 1) + inner); a one-operand
 /// einsum the same over its axes. Unlike einexpr, numpy does not sum an axis private to one
-/// operand first. numpy prints this sum plus 1 as its "Optimized FLOP count".
-Count numpy_flops(const Plan& plan) {
+/// operand first (so its count can pass 2^128 where einexpr's does not: then nullopt).
+/// numpy prints this sum plus 1 as its "Optimized FLOP count".
+MaybeCount numpy_flops(const Plan& plan) {
   auto step = [&](const std::vector<AxisId>& contracted, const std::vector<AxisId>& kept) {
     bool inner = false;
     for (AxisId id : contracted) inner = inner || std::find(kept.begin(), kept.end(), id) == kept.end();
-    return size_of(plan.axes, contracted) * Count(inner ? 2 : 1);
+    return checked_mul(maybe_size_of(plan.axes, contracted), Count(inner ? 2 : 1));
   };
   const ContractionInfo& info = *plan.contraction;
   if (info.operands.size() == 1) return step(info.operands[0], info.output);
   std::vector<std::vector<AxisId>> nodes = info.operands;
   std::vector<bool> alive(nodes.size(), true);
-  Count total;
+  MaybeCount total = Count(0);
   for (const auto& [x, y] : info.path) {
     alive[static_cast<std::size_t>(x)] = alive[static_cast<std::size_t>(y)] = false;
     std::vector<AxisId> keep = info.output;
@@ -339,7 +343,7 @@ Count numpy_flops(const Plan& plan) {
     std::vector<AxisId> result;
     for (AxisId id : contracted)
       if (std::find(keep.begin(), keep.end(), id) != keep.end()) result.push_back(id);
-    total += step(contracted, keep);
+    total = checked_add(total, step(contracted, keep));
     nodes.push_back(std::move(result));
     alive.push_back(true);
   }
@@ -354,16 +358,22 @@ Cost cost(const Plan& plan) {
   c.pattern = plan.pattern;
   c.dtype = plan.dtype;
   const StepCoster coster{plan, std::vector<bool>(plan.buffers.size(), false)};
-  for (const Step& step : plan.steps) {
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     StepCost base;
-    base.label = to_string(step, plan);
-    StepCost s = std::visit([&](const auto& st) { return coster(st, std::move(base)); }, step);
-    c.flops += s.flops;
-    c.flops_exact += s.flops_exact;
-    c.macs += s.macs;
-    c.flops_formula = c.flops_formula + s.flops_formula;
-    c.bytes_planned += s.bytes_read + s.bytes_written;
-    c.steps.push_back(std::move(s));
+    base.label = to_string(plan.steps[i], plan);
+    const std::string label = base.label;
+    try {  // a count the plan needs refuses, naming the step where it leaves 128 bits
+      StepCost s = std::visit([&](const auto& st) { return coster(st, std::move(base)); }, plan.steps[i]);
+      c.flops += s.flops;
+      c.flops_exact += s.flops_exact;
+      c.macs += s.macs;
+      c.flops_formula = c.flops_formula + s.flops_formula;
+      c.bytes_planned += s.bytes_read + s.bytes_written;
+      c.steps.push_back(std::move(s));
+    } catch (const ShapeError& e) {
+      throw ShapeError(std::string(e.what()) + "\n  in the plan's step " + std::to_string(i + 1) + " of " +
+                       std::to_string(plan.steps.size()) + ": " + label);
+    }
   }
   Formula ideal;
   for (int i = 0; i < plan.num_inputs; ++i) {
@@ -377,7 +387,7 @@ Cost cost(const Plan& plan) {
   c.bytes_formula = ideal;
   c.peak_extra_bytes = peak_extra_bytes(plan);
   c.naive_flops = naive_flops(plan, c.flops);
-  c.flops_numpy = plan.op == Op::einsum && plan.contraction ? numpy_flops(plan) : c.flops;
+  c.flops_numpy = plan.op == Op::einsum && plan.contraction ? numpy_flops(plan) : MaybeCount(c.flops);
   return c;
 }
 

@@ -52,7 +52,7 @@ std::string Cost::str() const {
       intensity_text(flops, ideal_bytes()), "each input read once, the output written once");
   os << "  FLOPs        " << flops.str() << " = " << flops_formula.str() << '\n';
   os << "  exact FLOPs  " << flops_exact.str() << " (multiplies + adds; intensity " << num(intensity_exact()) << ")\n";
-  if (naive_flops != flops) os << "  naive FLOPs  " << naive_flops.str() << " (one loop nest over every axis)\n";
+  if (naive_flops != flops) os << "  naive FLOPs  " << einexpr::str(naive_flops) << " (one loop nest over every axis)\n";
   os << "  ideal bytes  " << ideal_bytes().str() << " = " << bytes_formula.str() << '\n';
   os << "  planned      " << bytes_planned.str() << " bytes moved (" << iec(bytes_planned.to_double())
      << "); peak temporary memory " << iec(peak_extra_bytes.to_double()) << '\n';

@@ -55,4 +55,18 @@ Count Count::operator*(Count o) const {
   return from_u128(r);
 }
 
+MaybeCount checked_add(MaybeCount a, MaybeCount b) noexcept {
+  Count::u128 r = 0;
+  if (!a || !b || __builtin_add_overflow(a->raw(), b->raw(), &r)) return std::nullopt;
+  return Count::from_u128(r);
+}
+
+MaybeCount checked_mul(MaybeCount a, MaybeCount b) noexcept {
+  Count::u128 r = 0;
+  if (!a || !b || __builtin_mul_overflow(a->raw(), b->raw(), &r)) return std::nullopt;
+  return Count::from_u128(r);
+}
+
+std::string str(const MaybeCount& c) { return c ? c->str() : std::string(kOver128Bits); }
+
 }  // namespace einexpr

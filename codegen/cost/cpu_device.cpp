@@ -7,6 +7,9 @@
 // what the hardware does (on a loaded machine, measure again when it is quiet:
 // `einexpr devices --calibrate`). About 0.1-0.5 s in all, once: the result is cached per
 // CPU model, thread count and instruction set in $XDG_CACHE_HOME/einexpr/cpu_device.json.
+// The one parallel region einexpr runs on OpenMP rather than its own pool (parallel.hpp): a
+// peak is `threads` threads working at the same moment, which OpenMP's team guarantees and
+// the pool (where the caller may run every piece) does not; it runs once, not per op.
 #include <omp.h>
 #include <unistd.h>
 

@@ -30,8 +30,8 @@ class SatCount {
     return Count::from_u128(v_);
   }
   double to_double() const noexcept { return static_cast<double>(v_); }
-  /// Exact decimal digits, or ">= 2^128" when saturated.
-  std::string str() const { return saturated() ? std::string(">= 2^128") : Count::from_u128(v_).str(); }
+  /// Exact decimal digits, or "2^128 or more" when saturated.
+  std::string str() const { return saturated() ? std::string(kOver128Bits) : Count::from_u128(v_).str(); }
 
   friend constexpr SatCount operator+(SatCount a, SatCount b) noexcept {
     u128 r = 0;

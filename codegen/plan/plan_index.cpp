@@ -32,7 +32,7 @@ std::string bracketed_name(const ast::Pattern& p, const ast::Operand& operand) {
 void check_index_dtype(const char* op, DType index) {
   if (index != DType::i64 && index != DType::i32)
     throw DTypeError(std::string(op) + ": the indices are " + std::string(name(index)) +
-                     "; they must be an integer tensor, i64 or i32 (convert with .to(DType::i64))");
+                     "; they must be an integer tensor, i64 or i32: convert with .to(DType::i64) first");
 }
 
 void check_count(const char* op, std::span<const Layout> inputs, std::size_t want) {

@@ -52,6 +52,7 @@ Environment::Environment(const ast::Program& program, const ProgramOptions& opti
     bind_given(g);
     given_[g.name] = &g;
   }
+  infer_factors(options.given);
   for (const GivenTensor& g : options.given) check_given(g);
 }
 
@@ -124,6 +125,42 @@ void Environment::bind_given(const GivenTensor& g) {
   }
 }
 
+// A composite dim of a given tensor with exactly one axis that no override or tensor fixed
+// takes that axis's length from the dim (the dim's length over the fixed axes' product, as
+// rearrange infers one axis of a composition), until no dim has one left to infer. A dim
+// that does not divide is left to check_given, which names every part.
+void Environment::infer_factors(const std::vector<GivenTensor>& given) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const GivenTensor& g : given) {
+      const ast::TensorDecl& decl = declaration(g.name);
+      for (std::size_t d = 0; d < decl.dims.size() && d < g.shape.size(); ++d) {
+        const ast::Dim& dim = decl.dims[d];
+        if (dim.axes.size() < 2) continue;
+        std::vector<const ast::Identifier*> open;
+        std::int64_t known = 1;
+        std::string parts;
+        for (const ast::Identifier& a : dim.axes) {
+          const AxisValue& v = at(a.name);
+          if (!v.fixed) {
+            open.push_back(&a);
+            continue;
+          }
+          known = checked_mul(known, v.length);
+          parts += (parts.empty() ? "" : " · ") + a.name + "=" + std::to_string(v.length);
+        }
+        if (open.size() != 1 || known <= 0 || g.shape[d] <= 0 || g.shape[d] % known != 0) continue;
+        AxisValue& v = axes_.at(open.front()->name);
+        v = {g.shape[d] / known,
+             "from " + g.origin + ": dim " + std::to_string(d) + " " + dim_text(dim) + " = " +
+                 std::to_string(g.shape[d]) + " over " + parts,
+             v.source, true};
+        changed = true;
+      }
+    }
+  }
+}
+
 // Composite dims, checked once every given tensor has bound its axes; and the dtype.
 void Environment::check_given(const GivenTensor& g) const {
   const ast::TensorDecl& decl = declaration(g.name);
@@ -132,12 +169,24 @@ void Environment::check_given(const GivenTensor& g) const {
     if (dim.axes.size() == 1) continue;
     const std::int64_t want = dim_length(dim, *this);
     if (want == g.shape[d]) continue;
-    std::string parts;
-    for (const ast::Identifier& a : dim.axes)
+    std::string parts, open;
+    std::int64_t known = 1;
+    int n_open = 0;
+    for (const ast::Identifier& a : dim.axes) {
       parts += (parts.empty() ? "" : ", ") + a.name + "=" + std::to_string(length(a.name)) + " (" + at(a.name).origin + ")";
+      if (at(a.name).fixed)
+        known = checked_mul(known, length(a.name));
+      else
+        open += (n_open++ ? ", " : "") + a.name;
+    }
+    std::string hint;
+    if (n_open > 1)
+      hint = "; give all but one of " + open + " a length (ProgramOptions::axes) and the last is inferred from the shape";
+    else if (n_open == 1)
+      hint = "; " + open + " cannot be inferred: " + std::to_string(g.shape[d]) + " is not a multiple of " +
+             std::to_string(known) + " (the other axes' product)";
     throw ProgramError("dim " + std::to_string(d) + " of " + g.origin + " is " + std::to_string(g.shape[d]) +
-                           " but it is " + dim_text(dim) + " = " + std::to_string(want) +
-                           ": " + parts,
+                           " but it is " + dim_text(dim) + " = " + std::to_string(want) + ": " + parts + hint,
                        program_, dim.source);
   }
   if (decl.dtype && dtype_from_name(decl.dtype->name) != g.dtype)

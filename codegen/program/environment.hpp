@@ -39,6 +39,7 @@ class Environment {
  private:
   void override_axes(const AxisLengths& axes);
   void bind_given(const GivenTensor& given);
+  void infer_factors(const std::vector<GivenTensor>& given);
   void check_given(const GivenTensor& given) const;
   const ast::TensorDecl& declaration(const std::string& name) const;
 

@@ -41,8 +41,10 @@ const char* const bf16_help =
     "Without it, bf16 is '<V2', as np.save writes ml_dtypes.bfloat16, and '<u2' is refused";
 
 const char* const sizes_help =
-    "[REDUCTION | FUNCTION] NAME=LEN...: a reduce's reduction (sum, mean, max, min, prod, any, all, var, std, "
-    "logsumexp; default sum) or a map's function (gelu, exp, ...; add, mul, ...), then every axis's length";
+    "[REDUCTION | FUNCTION] NAME=LEN... | IN.npy...: a reduce's reduction (sum, mean, max, min, prod, any, all, "
+    "var, std, logsumexp; default sum) or a map's function (gelu, exp, ...; add, mul, ...), then every axis's "
+    "length, or each operand's .npy file (only its header is read: the shape and dtype) and the lengths its "
+    "shape leaves open";
 
 const char* const correction_help =
     "reduce var and std: divide by n - N (torch's correction; default 1, as torch; 0: the population variance)";
@@ -201,9 +203,9 @@ void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
   positional(sub->add_option("OP", expr.op, op_row_names()))->required()->type_name("");
   positional(sub->add_option("PATTERN", expr.pattern, "The einops pattern, quoted"))->required()->type_name("");
   positional(sub->add_option("ARGS", expr.rest, sizes_help))->type_name("");
-  sub->add_option("--dtype", expr.dtype, "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool")
-      ->type_name("DT")
-      ->capture_default_str();
+  sub->add_option("--dtype", expr.dtype,
+                  "Element type: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool (default: the .npy files', else f32)")
+      ->type_name("DT");
   sub->add_option("--correction", expr.correction, correction_help)->type_name("N")->check(CLI::NonNegativeNumber);
   sub->add_option("--eps", expr.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
   sub->add_option("--ignore-index", expr.ignore_index, "cross_entropy: the target that is ignored (default -100)")
@@ -227,7 +229,8 @@ void add_cost(Cli& cli) {
       "  einexpr cost reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=10 h2=20 w=10 w2=20\n"
       "  einexpr cost reduce \"b s h -> b s\" var b=8 s=128 h=1024 --correction 0\n"
       "  einexpr cost map \"b s h -> b s h\" gelu b=64 s=1024 h=1024\n"
-      "  einexpr cost softmax \"b h q [k]\" b=8 h=12 q=1024 k=1024");
+      "  einexpr cost softmax \"b h q [k]\" b=8 h=12 q=1024 k=1024\n"
+      "  einexpr cost einsum \"b d, d k -> b k\" x.npy w.npy   (the shapes and dtype from the files' headers)");
   cli.commands.push_back({sub, [&cli] { return cost_command(cli.cost); }});
 }
 
@@ -293,7 +296,8 @@ void add_bench(Cli& cli) {
       "  einexpr bench einsum \"b d, d k -> b k\" b=16384 d=32768 k=8192 --dtype bf16 --device cuda\n"
       "  einexpr bench reduce \"c (h h2) (w w2) -> c h w\" mean c=3 h=50 h2=20 w=50 w2=20 --json\n"
       "  einexpr bench rearrange \"b h w -> b w h\" b=64 h=256 w=256 --copy always\n"
-      "  einexpr bench map \"b s h -> b s h\" gelu b=64 s=1024 h=1024 --json");
+      "  einexpr bench map \"b s h -> b s h\" gelu b=64 s=1024 h=1024 --json\n"
+      "  einexpr bench einsum \"b d, d k -> b k\" x.npy w.npy   (random data of the files' shapes and dtype)");
   cli.commands.push_back({sub, [&cli] { return bench_command(cli.bench); }});
 }
 

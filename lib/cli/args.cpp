@@ -2,6 +2,7 @@
 // devices. Malformed text is a UsageError (exit 2); unknown names are the library's errors.
 #include "args.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -9,7 +10,11 @@
 #include <set>
 
 #include "einexpr/parser/ops.hpp"
+#include "einexpr/codegen/planner.hpp"
+#include "einexpr/parser/check.hpp"
+#include "einexpr/parser/numpy_hint.hpp"
 #include "einexpr/parser/parse.hpp"
+#include "einexpr/runtime/npy.hpp"
 
 namespace einexpr::cli {
 
@@ -96,7 +101,8 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
   e.op = op;
   e.pattern = pattern;
   std::vector<std::string> lengths = rest;
-  const bool named = !lengths.empty() && lengths.front().find('=') == std::string::npos;
+  const bool named =
+      !lengths.empty() && lengths.front().find('=') == std::string::npos && !lengths.front().ends_with(".npy");
   if (op == "map") {
     if (!named) throw UsageError("map takes a FUNCTION after the pattern (gelu, exp, ...; add, mul, ...)");
     e.function = lengths.front();
@@ -121,8 +127,56 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
     if (op != "cross_entropy") throw UsageError("--ignore-index applies to cross_entropy only");
     e.ignore_index = ignore_index;
   }
-  e.sizes = parse_lengths(lengths);
+  std::vector<std::string> sizes;
+  for (std::string& arg : lengths) (arg.ends_with(".npy") ? e.files : sizes).push_back(std::move(arg));
+  e.sizes = parse_lengths(sizes);
+  // The files' dtype: all alike, but for an indexed op's integer index operand.
+  const int index_operand = op_row(op).index_operand;
+  for (std::size_t i = 0; i < e.files.size(); ++i) {
+    const std::string& file = e.files[i];
+    const NpyInfo info = read_npy_info(file);
+    e.shapes.push_back(info.shape);
+    e.file_dtypes.push_back(info.dtype);
+    if (static_cast<int>(i) == index_operand) continue;
+    if (e.files_dtype && *e.files_dtype != info.dtype)
+      throw DTypeError(file + " is " + std::string(name(info.dtype)) + " but " + e.files.front() + " is " +
+                       std::string(name(*e.files_dtype)) + "; give the operands in one dtype, or --dtype");
+    e.files_dtype = info.dtype;
+  }
   return e;
+}
+
+Plan plan_expr(ExprSpec& e, DType dtype) {
+  if (e.files.empty()) return plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
+  OpSpec spec = e.op_spec();
+  spec.lengths = e.sizes;
+  std::vector<Layout> layouts;
+  for (const Shape& s : e.shapes) layouts.push_back(Layout::contiguous(s));
+  Plan p;
+  // Each operand at the run's dtype, but an index operand at its file's.
+  std::vector<DType> dtypes(layouts.size(), dtype);
+  const int index_operand = op_row(spec.op()).index_operand;
+  if (index_operand >= 0 && static_cast<std::size_t>(index_operand) < dtypes.size())
+    dtypes[static_cast<std::size_t>(index_operand)] = e.file_dtypes[static_cast<std::size_t>(index_operand)];
+  try {
+    const ast::Pattern pattern = parse_pattern(spec.op(), e.pattern);
+    p = plan(spec, &pattern, layouts, std::span<const DType>(dtypes));
+  } catch (Error& error) {
+    std::string files;
+    for (std::size_t i = 0; i < e.files.size(); ++i) files += (i ? ", " : "") + e.files[i] + " " + shape_str(e.shapes[i]);
+    error.add_context("in " + e.op + "('" + e.pattern + "') on " + files);
+    if (const std::string hint = numpy_pattern_hint(e.pattern); !hint.empty()) error.add_context(hint);
+    throw;
+  }
+  for (const Axis& a : p.axes.all())
+    if (a.kind == AxisKind::named && std::none_of(e.sizes.begin(), e.sizes.end(), [&](const auto& kv) { return kv.first == a.name; }))
+      e.sizes.emplace_back(a.name, a.length);
+  return p;
+}
+
+DType expr_dtype(const std::string& text, const ExprSpec& e) {
+  if (!text.empty()) return parse_dtype(text);
+  return e.files_dtype.value_or(DType::f32);
 }
 
 OpSpec ExprSpec::op_spec() const {

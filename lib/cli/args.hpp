@@ -7,6 +7,7 @@
 // A well-formed name that einexpr does not know (a dtype, a device, a reduction, an op)
 // throws einexpr::Error from the library with the list of valid names: exit 1.
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -35,7 +36,11 @@ struct ExprSpec {
   std::string function;         // map: a unary function (one operand) or a binary one (two)
   double eps = -1;              // layer_norm / rms_norm (-1: the default)
   std::int64_t ignore_index = -100;  // cross_entropy
-  AxisLengths sizes;
+  AxisLengths sizes;            // given as NAME=LEN; with files, completed by plan_expr()
+  std::vector<std::string> files;  // IN.npy per operand, in place of their axes' NAME=LEN
+  std::vector<Shape> shapes;       // the files' shapes (headers only: no data is read)
+  std::optional<DType> files_dtype;  // the files' dtype (all alike, an index operand's aside)
+  std::vector<DType> file_dtypes;    // each file's own (an index operand's i64 / i32)
 
   /// What the planner takes (without lengths: plan_from_sizes picks the ones the pattern uses).
   /// A map's function is parsed here: Error for an unknown one or one of the other arity.
@@ -45,9 +50,18 @@ struct ExprSpec {
 /// OP PATTERN [REDUCTION | FUNCTION] NAME=LEN...: `rest` is what follows the pattern. A
 /// REDUCTION (the first of `rest` without '=') is allowed only for reduce, where it
 /// defaults to sum; map needs a FUNCTION there. `correction` (-1: not given) is allowed
-/// only for reduce var and std.
+/// only for reduce var and std. An argument ending in ".npy" is an operand's file, in
+/// operand order: its header gives that operand's shape and the dtype (as numpy's mmap
+/// reads it, without the data), in place of NAME=LEN for its axes.
+
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
                          std::int64_t correction = -1, double eps = -1, std::int64_t ignore_index = -100);
+
+/// The expression's plan: from its sizes, or from its files' shapes (then e.sizes gets every
+/// named axis's length, for the title). Errors carry the pattern, the shapes and the files.
+Plan plan_expr(ExprSpec& e, DType dtype);
+/// --dtype when given, else the files' dtype, else f32.
+DType expr_dtype(const std::string& text, const ExprSpec& e);
 
 /// roofline's "OP|PATTERN|NAME=LEN,NAME=LEN", "reduce|PATTERN|REDUCTION|NAME=LEN,..." or
 /// "map|PATTERN|FUNCTION|NAME=LEN,...".

@@ -44,8 +44,8 @@ int run_op(const OpArgs& args);
 struct ExprArgs {
   std::string op;
   std::string pattern;
-  std::vector<std::string> rest;  // [REDUCTION | FUNCTION] NAME=LEN...
-  std::string dtype = "f32";
+  std::vector<std::string> rest;  // [REDUCTION | FUNCTION] NAME=LEN... or IN.npy...
+  std::string dtype;              // empty: the .npy files' dtype, else f32
   std::int64_t correction = -1;   // reduce var / std: --correction (-1: not given, 1)
   double eps = -1;                // layer_norm / rms_norm: --eps (-1: not given, the default)
   std::int64_t ignore_index = -100;  // cross_entropy: --ignore-index

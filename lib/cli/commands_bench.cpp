@@ -95,6 +95,14 @@ void print_bench_table(const ExprSpec& e, const RunReport& r, const Roofline& bo
   add_quantity(t, "median", seconds(m.median_s),
                "of " + std::to_string(m.repeats) + " runs (min " + seconds(m.min_s) + ", max " + seconds(m.max_s) +
                    "; " + std::to_string(m.warmup) + " warm-up)");
+  // The median hides runs that stalled (a thread kept off its core by other work): the mean
+  // shows them, and the line says so when it is well above the median.
+  const double ratio = m.median_s > 0 ? m.mean_s / m.median_s : 1;
+  add_quantity(t, "mean", seconds(m.mean_s),
+               num(ratio, 3) + " x the median" +
+                   (ratio > 1.25 ? "; some runs stalled (the slowest " + seconds(m.max_s) +
+                                       "): other work on the cores? --threads 1 or a quiet machine tells"
+                                 : ""));
   add_quantity(t, "FLOPs", si(r.cost.flops.to_double(), "FLOP"), si(r.flops_per_s, "FLOP/s"));
   add_quantity(t, "bytes", iec(r.cost.ideal_bytes().to_double()), si(r.bytes_per_s, "B/s") + " (ideal bytes / median)");
   add_quantity(t, "MFU", fixed(r.mfu, 3),
@@ -141,15 +149,15 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 }  // namespace
 
 int bench_command(const BenchArgs& args) {
-  const ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
-                                     args.expr.eps, args.expr.ignore_index);
+  ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
+                               args.expr.eps, args.expr.ignore_index);
   const Copy copy = parse_copy(args.copy, e.op);
-  const DType dtype = parse_dtype(args.expr.dtype);
+  const DType dtype = expr_dtype(args.expr.dtype, e);
   const Device device = parse_run_device(args.run.device);
   const DeviceSpec spec = find_device(!args.spec.empty() ? args.spec : device.is_cpu() ? "cpu" : "h100");
   spec.peak_for(dtype);  // no peak for this dtype: fail before running
   apply_threads(args.run);
-  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
+  const Plan plan = plan_expr(e, dtype);
   const std::vector<Tensor> inputs = random_inputs(plan, device, args.seed);
   const Compiled compiled = compile(e, plan, copy);
   const bool view = compiled.plan(inputs).output_is_view();  // what --copy made of it

@@ -14,6 +14,7 @@
 
 #include "app.hpp"
 #include "args.hpp"
+#include "dialect.hpp"
 
 namespace {
 
@@ -40,7 +41,10 @@ int usage_error(const std::string& where, const std::string& message) {
   return exit_usage;
 }
 
-int rejected(const std::string& where, const std::string& message) {
+/// einexpr's message in the tool's terms (dialect.hpp: "give h=LEN", "save the .npy input as
+/// float32 first", not the C++ API's remedies).
+int rejected(const std::string& where, const std::string& cpp_message) {
+  const std::string message = einexpr::cli::to_dialect(cpp_message, einexpr::cli::Dialect::cli);
   std::cerr << where << ": error: " << message;
   if (message.empty() || message.back() != '\n') std::cerr << '\n';
   return exit_rejected;

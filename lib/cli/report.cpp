@@ -9,7 +9,7 @@ namespace einexpr::cli {
 CostReport make_report(const ExprSpec& expr, DType dtype, const DeviceSpec& device) {
   CostReport r;
   r.expr = expr;
-  const Plan plan = plan_from_sizes(r.expr.op_spec(), r.expr.pattern, r.expr.sizes, dtype);
+  const Plan plan = plan_expr(r.expr, dtype);
   r.cost = cost(plan);
   try {  // a forward's cost never fails for want of a gradient
     r.backward = backward_cost(plan);
@@ -36,6 +36,17 @@ void write_steps_json(JsonWriter& j, const Cost& c) {
     j.field("bytes_allocated", s.bytes_allocated).end_object();
   }
   j.end_array();
+}
+
+/// A figure beside the plan's own counts: its exact literal, or null with `KEY_error` saying
+/// it is 2^128 or more (the plan's own counts fit; a figure compared with them need not).
+void write_figure(JsonWriter& j, const std::string& key, const MaybeCount& c) {
+  if (c) {
+    j.field(key, *c);
+  } else {
+    j.key(key).null();
+    j.field(key + "_error", std::string(kOver128Bits) + ": does not fit in 128 bits, so it is not counted exactly");
+  }
 }
 
 void write_roofline_json(JsonWriter& j, const Roofline& f) {
@@ -71,8 +82,10 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
   j.key("sizes").begin_object();
   for (const auto& [axis, len] : r.expr.sizes) j.field(axis, len);
   j.end_object();
-  j.field("flops", c.flops).field("flops_exact", c.flops_exact).field("naive_flops", c.naive_flops);
-  j.field("flops_numpy", c.flops_numpy).field("macs", c.macs);
+  j.field("flops", c.flops).field("flops_exact", c.flops_exact);
+  write_figure(j, "naive_flops", c.naive_flops);
+  write_figure(j, "flops_numpy", c.flops_numpy);
+  j.field("macs", c.macs);
   j.field("bytes_read", c.bytes_read).field("bytes_written", c.bytes_written);
   j.field("bytes_planned", c.bytes_planned).field("peak_extra_bytes", c.peak_extra_bytes);
   j.field("intensity", c.intensity()).field("intensity_exact", c.intensity_exact());
@@ -96,8 +109,8 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
   j.end_object();
 }
 
-void write_explain(std::ostream& os, const ExprSpec& e, DType dtype) {
-  const Plan plan = plan_from_sizes(e.op_spec(), e.pattern, e.sizes, dtype);
+void write_explain(std::ostream& os, ExprSpec e, DType dtype) {
+  const Plan plan = plan_expr(e, dtype);
   const Cost c = cost(plan);
   os << plan.str() << "steps\n";
   Table t({"step", "kind", "FLOPs", "read", "written", "temporary"}, "llrrrr");

@@ -24,6 +24,6 @@ CostReport make_report(const ExprSpec& expr, DType dtype, const DeviceSpec& devi
 void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients);
 
 /// `explain`: the plan, then each step's FLOPs and bytes.
-void write_explain(std::ostream& os, const ExprSpec& e, DType dtype);
+void write_explain(std::ostream& os, ExprSpec e, DType dtype);
 
 }  // namespace einexpr::cli

@@ -296,8 +296,9 @@ def cost(op, pattern, reduction=None, *, dtype="f32", device="h100", backward=Fa
     flops_numpy, macs, bytes_read, bytes_written, bytes_planned, peak_extra_bytes, intensity,
     intensity_exact, formulas, steps, backward_flops, backward_bytes, backward (backward=True)
     and roofline. Counts are exact Python ints, however large. Where a count cannot be given
-    (bool has no gradient; the device tables list no peak for bool and integers) the field is
-    None beside backward_error or roofline_error.
+    (bool has no gradient; the device tables list no peak for bool and integers; naive_flops
+    or flops_numpy 2^128 or more, as numpy's naive count of a 64-operand einsum) the field is
+    None beside backward_error, roofline_error, naive_flops_error or flops_numpy_error.
     """
     text = _core.cost_json(_pattern(op, "op"), _pattern(pattern), _pattern(reduction or "", "reduction"),
                            _lengths(sizes), _pattern(dtype, "dtype"), _pattern(device, "device"), bool(backward),

@@ -15,10 +15,13 @@ TEST_CASE("bench --json times a tiny problem and reports it against the device t
   INFO(r);
   REQUIRE(r.status == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  for (const char* key : {"median_s", "min_s", "max_s", "repeats", "flops", "flops_per_s", "bytes_per_s", "mfu",
-                          "threads", "device", "spec", "dtype"})
+  for (const char* key : {"median_s", "min_s", "max_s", "mean_s", "repeats", "flops", "flops_per_s", "bytes_per_s",
+                          "mfu", "threads", "device", "spec", "dtype"})
     CHECK(j.contains(key));
   CHECK(j["repeats"].get<int>() >= 3);
+  // The mean and the slowest run beside the median: the mean shows runs that stalled.
+  CHECK(j["min_s"].get<double>() <= j["mean_s"].get<double>());
+  CHECK(j["mean_s"].get<double>() <= j["max_s"].get<double>());
   CHECK(j["threads"] == 1);
   CHECK(j["device"] == "cpu");
   CHECK(j["spec"] == "cpu");
@@ -45,6 +48,7 @@ TEST_CASE("bench runs every op and prints a table, --spec picks the device-table
     INFO(r);
     CHECK(r.status == 0);
     CHECK_THAT(r.out, Catch::Contains("  median ") && Catch::Contains("  MFU ") && Catch::Contains("on cpu"));
+    CHECK_THAT(r.out, Catch::Contains("  mean ") && Catch::Contains(" x the median"));
   }
   CHECK_THAT(box.run(rows[3]).out, Catch::Contains("against h100: 67 TFLOP/s f32"));
   CHECK_THAT(box.run(rows[0]).out, Catch::Contains("the result is a view of the input"));

@@ -240,7 +240,7 @@ TEST_CASE("counts saturate at 2^128 instead of wrapping", "[order]") {
   CHECK_FALSE(big.saturated());
   CHECK((big * SatCount(4)).saturated());
   CHECK((big + big + big + big).saturated());
-  CHECK((big * SatCount(4)).str() == ">= 2^128");
+  CHECK((big * SatCount(4)).str() == "2^128 or more");
   CHECK_THROWS_WITH((big * SatCount(4)).count(), Catch::Contains("2^128"));
   CHECK(big.count().str() == "85070591730234615865843651857942052864");
   // 40 operands with every length 2^40: the search compares saturated costs, and says so.

@@ -167,3 +167,26 @@ TEST_CASE("read_npy: files that cannot be opened or are not regular files", "[np
   CHECK_THROWS_WITH(read_npy(dir / "empty.npy"),
                     dir / "empty.npy" + ": not a .npy file (it does not start with the magic string \\x93NUMPY)");
 }
+
+TEST_CASE("read_npy_info: the dtype and shape read_npy gives, from the header alone", "[npy]") {
+  const tn::ScratchDir dir;
+  int i = 0;
+  for (DType d : {DType::f64, DType::f32, DType::bf16, DType::i32, DType::boolean})
+    for (const Shape& shape : {Shape{}, Shape{0}, Shape{3, 4}, Shape{2, 3, 5}})
+      for (bool fortran : {false, true}) {
+        const std::string path = dir / ("x" + std::to_string(i++) + ".npy");
+        write_npy(path, Tensor::randn(shape, d, 7), NpyWriteOptions{fortran, false});
+        CAPTURE(path, name(d), shape_str(shape), fortran);
+        const NpyInfo info = read_npy_info(path);
+        const Tensor t = read_npy(path);
+        CHECK(info.dtype == t.dtype());
+        CHECK(info.shape == t.shape());
+        CHECK(info.fortran_order == fortran);
+      }
+  // A header that lies about the data is refused as read_npy refuses it, and a missing file.
+  const std::string cut = dir / "cut.npy";
+  tn::write_file(cut, tn::file(1, dict("<f4", false, "(2, 3)"), tn::raw<float>({1, 2, 3, 4, 5})));
+  CHECK_THROWS_WITH(read_npy_info(cut), Catch::Contains("cut.npy: the .npy data is 20 bytes, but shape [2, 3] of <f4 "
+                                                        "needs 24 (the file is truncated)"));
+  CHECK_THROWS_WITH(read_npy_info(dir / "none.npy"), Catch::Contains("none.npy: cannot open"));
+}

@@ -4,10 +4,11 @@
 //                        operand that does not fit, or whose dtype the GEMM does not compute
 //                        in (f16, bf16, fp8 -> f32; i32 -> i64), is staged once into a
 //                        temporary. Stride-0 batch dims stay stride 0 in the staging, so a
-//                        broadcast operand is not materialized per batch. Threads: OpenMP
-//                        shares the batch items, or, when they do not divide evenly, parts
-//                        of each GEMM (row or column blocks of the output); every library
-//                        call runs single-threaded, so no second thread pool competes.
+//                        broadcast operand is not materialized per batch. Threads: einexpr's
+//                        pool (runtime parallel.hpp) shares the batch items, or, when they
+//                        are fewer than 2 per thread, parts of each GEMM (row or column
+//                        blocks of the output, 2 per thread); every library call runs
+//                        single-threaded, so no second thread pool competes.
 //   generic              a strided loop over (B.., m, n) with the k sum innermost per output
 //                        row, for Hadamard-like shapes where a GEMM call per element wastes.
 #include <algorithm>
@@ -150,10 +151,11 @@ void gemm_units(const BatchedGemm& p, const T* a, const T* b, T* c, std::int64_t
 }
 
 /// How many parts each GEMM is cut into for `threads` threads: whole GEMMs when the batch
-/// items share out evenly (or are many), else `threads` parts of each.
+/// items are many, else 2·threads parts of each (more parts than threads, so a thread the
+/// machine keeps waiting leaves its share to the others: parallel.hpp).
 int gemm_parts(std::int64_t batches, int threads) {
-  if (batches >= threads && (batches % threads == 0 || batches >= 8 * threads)) return 1;
-  return threads;
+  if (batches >= 2 * threads) return 1;
+  return 2 * threads;
 }
 
 template <class T>
@@ -171,11 +173,8 @@ void run_gemm(const BatchedGemm& p, const Workspace& ws) {
   } else {
     const int parts = gemm_parts(batches, threads);
     const std::int64_t units = batches * parts;
-#pragma omp parallel num_threads(static_cast<int>(std::min<std::int64_t>(threads, units)))
-    {
-      const auto [begin, end] = thread_range(units, omp_get_thread_num(), omp_get_num_threads());
-      gemm_units(p, a, b, c, begin, end, parts);
-    }
+    parallel_for(units, pieces_for(units, 1),
+                 [&](std::int64_t, std::int64_t begin, std::int64_t end) { gemm_units(p, a, b, c, begin, end, parts); });
   }
   restage(ws, p.c, p.dtype, p.gemm_dtype, false);
 }

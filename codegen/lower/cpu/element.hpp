@@ -72,9 +72,14 @@ struct Element<bool_t> {
 template <class S>
 using compute_t = typename Element<S>::Compute;
 
-/// Integers wrap like numpy: their sums and products are taken in uint64 (no signed overflow).
+/// What sums and products accumulate in. Integers wrap like numpy: uint64 (no signed
+/// overflow). f32 (and the reduced floats, which compute in f32) accumulate in double, so a
+/// sum's rounding error stays near f32's last bit however many values it folds (numpy's
+/// pairwise f32 sum gains a few bits of error; a float accumulator gains one per ~2^k adds);
+/// the result is rounded to f32 once. f64 stays double (reduce_fold.hpp blocks its sums).
 template <class C>
-using accumulate_t = std::conditional_t<std::is_same_v<C, std::int64_t>, std::uint64_t, C>;
+using accumulate_t = std::conditional_t<std::is_same_v<C, std::int64_t>, std::uint64_t,
+                                        std::conditional_t<std::is_same_v<C, float>, double, C>>;
 
 /// NaN test that is false for integer compute types.
 template <class C>

@@ -1,7 +1,7 @@
 #pragma once
 // The GEMM under ContractStep: c = a * b on strided matrices mapped in place, one call on
 // one thread (contract_cpu.cpp shares batches and parts of a GEMM among threads itself, so
-// the libraries' own thread pools never run beside OpenMP's). Two implementations, and
+// the libraries' own thread pools never run beside einexpr's). Two implementations, and
 // CMake compiles one (EINEXPR_BLAS): gemm_eigen.cpp (Eigen's own kernels) and
 // gemm_blas.cpp (OpenBLAS's sgemm/dgemm; Eigen for int64). No Eigen in this header.
 #include <cstdint>

@@ -1,6 +1,6 @@
 // gemm() through OpenBLAS (EINEXPR_BLAS=openblas): sgemm_ and dgemm_ on the matrices as
 // mapped (a row-major operand is the transposed column-major one), single-threaded, since
-// contract_cpu.cpp shares the work among OpenMP threads itself. int64 GEMMs, and matrices
+// contract_cpu.cpp shares the work among einexpr's threads itself. int64 GEMMs, and matrices
 // whose sizes or strides do not fit BLAS's 32-bit integers, go to Eigen.
 #include <climits>
 #include <utility>

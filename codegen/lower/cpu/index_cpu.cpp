@@ -17,7 +17,7 @@
 #include <cstring>
 #include <vector>
 
-#include <omp.h>
+#include "einexpr/runtime/parallel.hpp"
 
 #include "cpu_kernels.hpp"
 #include "element.hpp"
@@ -243,17 +243,15 @@ Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const 
             }
           }
         };
-        const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), prows));
-        if (threads <= 1 || pnest.numel() * serial < parallel_threshold) {
+        if (num_threads() <= 1 || prows <= 1 || pnest.numel() * serial < parallel_threshold) {
           run(0, prows);
           return;
         }
-        // Too few rows to share (one long row of the table): split the row dim instead.
-#pragma omp parallel num_threads(threads)
-        {
-          const auto [b, e] = thread_range(prows, omp_get_thread_num(), omp_get_num_threads());
-          run(b, e);
-        }
+        // Ranges of the table's rows, each taken by whichever of einexpr's threads is free
+        // (parallel.hpp): no two pieces add into one element.
+        const std::int64_t per_row = std::max<std::int64_t>(1, pnest.numel() / prows * serial);
+        const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / per_row);
+        parallel_for(prows, pieces_for(prows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
       };
     }
   });
@@ -374,16 +372,12 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
               for (std::int64_t c = 0; c < n; ++c) dxr[c * g.dx_stride] = Element<S>::store(gr[static_cast<std::size_t>(c)]);
           }
         };
-        const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), rows));
-        if (threads <= 1 || rows * n < parallel_threshold) {
+        if (num_threads() <= 1 || rows <= 1 || rows * n < parallel_threshold) {
           run(0, rows);
           return;
         }
-#pragma omp parallel num_threads(threads)
-        {
-          const auto [b, e] = thread_range(rows, omp_get_thread_num(), omp_get_num_threads());
-          run(b, e);
-        }
+        const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(n, 1));
+        parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
       };
     }
   });

@@ -9,8 +9,6 @@
 #include <cmath>
 #include <vector>
 
-#include <omp.h>
-
 #include "cpu_kernels.hpp"
 #include "element.hpp"
 #include "strided_loop.hpp"
@@ -181,15 +179,11 @@ void run_rows(const NormStep& step, const RowGeometry& g, S* dst, const S* s0, c
   const std::int64_t rows = g.outer.rows() * g.outer.row_length();
   if (rows == 0 || g.n == 0) return;
   const RowRunner<S> runner{&step, &g, dst, {s0, s1}, stream};
-  const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), rows));
-  if (threads <= 1 || rows * g.n < parallel_threshold) {
+  if (num_threads() <= 1 || rows * g.n < parallel_threshold) {
     runner.run(0, rows);
   } else {
-#pragma omp parallel num_threads(threads)
-    {
-      const auto [b, e] = thread_range(rows, omp_get_thread_num(), omp_get_num_threads());
-      runner.run(b, e);
-    }
+    const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / g.n);  // rows a piece
+    parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { runner.run(b, e); });
   }
   if (stream) vec::best_table().rows_f32.fence();
 }

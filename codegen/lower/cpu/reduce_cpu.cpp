@@ -4,12 +4,12 @@
 //                  of contiguous elements with a vectorized fold (omp simd);
 //   inner kept     the innermost dim is kept: each block of outputs along it has an
 //                  accumulator row, and every reduced index adds a src row into it.
-// Accumulation: double for f64, float for f32 and the reduced floats (rounded once at the
-// end), int64 for integers (wrapping), 0/1 bytes for bool (any = max, all = min); var and
-// std fold (count, mean, m2) in double, logsumexp (max, sum of exp) in the compute type
-// (reduce_fold.hpp). Large
-// reductions share their outputs among threads, or, when there are too few outputs,
-// split the reduced range and fold the per-thread partials in thread order.
+// Accumulation: double for f64 (a run's sum in compensated blocks), f32 and the reduced
+// floats (rounded once at the end), int64 for integers (wrapping), 0/1 bytes for bool (any =
+// max, all = min); var and std fold (count, mean, m2) in double, logsumexp (max in the
+// compute type, the sum of exp in double) (reduce_fold.hpp). Large
+// reductions share their outputs among threads (parallel.hpp), or, when there are too few
+// outputs, split the reduced range into pieces and fold the pieces' partials in piece order.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -119,24 +119,22 @@ void reduce_inner(const ReduceGeometry& g, S* dst, const S* src) {
   const int threads = num_threads();
   if (threads <= 1 || outputs * per < parallel_threshold) return fold_outputs<F>(g, dst, src, 0, outputs);
   if (outputs >= threads) {
-#pragma omp parallel num_threads(threads)
-    {
-      const auto [b, e] = thread_range(outputs, omp_get_thread_num(), omp_get_num_threads());
-      fold_outputs<F>(g, dst, src, b, e);
-    }
+    const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(per, 1));
+    parallel_for(outputs, pieces_for(outputs, grain),
+                 [&](std::int64_t, std::int64_t b, std::int64_t e) { fold_outputs<F>(g, dst, src, b, e); });
     return;
   }
+  // Few outputs: each one's reduced range in pieces, their partial folds combined in piece
+  // order (the same result whichever thread ran which piece).
   InnerCursor cur{g};
+  const std::int64_t pieces = pieces_for(per, parallel_threshold / 4);
   for (std::int64_t o = 0; o < outputs; ++o, cur.kept.next()) {
-    std::vector<typename F::A> partial(static_cast<std::size_t>(threads), F::identity());
+    std::vector<typename F::A> partial(static_cast<std::size_t>(pieces), F::identity());
     const auto& off = cur.kept.offsets();
-#pragma omp parallel num_threads(threads)
-    {
+    parallel_for(per, pieces, [&](std::int64_t piece, std::int64_t b, std::int64_t e) {
       InnerCursor mine{g};
-      const int t = omp_get_thread_num();
-      const auto [b, e] = thread_range(per, t, omp_get_num_threads());
-      partial[static_cast<std::size_t>(t)] = fold_range<F>(mine, src + off[0], b, e);
-    }
+      partial[static_cast<std::size_t>(piece)] = fold_range<F>(mine, src + off[0], b, e);
+    });
     typename F::A acc = F::identity();
     for (const auto& p : partial) acc = F::combine(acc, p);
     dst[off[1]] = Element<S>::store(F::finish(acc, g.count, g.correction));
@@ -189,6 +187,16 @@ void accumulate_tile(OuterCursor& cur, const S* src, const Tile& tile, std::int6
   if (b >= e) return;
   const std::int64_t stride = cur.g.kept_strides[0].back();
   cur.red.seek(b);
+  if constexpr (F::float_blocks && std::is_same_v<S, typename F::Compute>) {
+    alignas(64) float part[tile_block];
+    for (std::int64_t r = b; r < e;) {
+      const std::int64_t end = std::min(e, r + F::block_rows);
+      for (const std::int64_t first = r; r < end; ++r, cur.red.next())
+        F::block_add(part, src + tile.src + cur.red.offsets()[0], tile.n, stride, r == first);
+      F::block_flush(acc, part, tile.n);
+    }
+    return;
+  }
   for (std::int64_t r = b; r < e; ++r, cur.red.next())
     accumulate_run<F>(acc, src + tile.src + cur.red.offsets()[0], tile.n, stride);
 }
@@ -221,27 +229,24 @@ void reduce_outer(const ReduceGeometry& g, S* dst, const S* src) {
   const int threads = num_threads();
   if (threads <= 1 || product(g.kept_shape) * per < parallel_threshold) return fold_tiles<F>(g, dst, src, 0, tiles);
   if (tiles >= threads) {
-#pragma omp parallel num_threads(threads)
-    {
-      const auto [b, e] = thread_range(tiles, omp_get_thread_num(), omp_get_num_threads());
-      fold_tiles<F>(g, dst, src, b, e);
-    }
+    parallel_for(tiles, pieces_for(tiles, 1),
+                 [&](std::int64_t, std::int64_t b, std::int64_t e) { fold_tiles<F>(g, dst, src, b, e); });
     return;
   }
+  // Few tiles: each one's reduced rows in pieces, the pieces' accumulator rows combined in
+  // piece order.
   using A = typename F::A;
-  std::vector<A> partial(static_cast<std::size_t>(threads * tile_block));
+  const std::int64_t pieces = pieces_for(per, 8);
+  std::vector<A> partial(static_cast<std::size_t>(pieces * tile_block));
   OuterCursor cur{g};
   for (std::int64_t t = 0; t < tiles; ++t) {
     const Tile tile = locate(cur, t);
     std::fill(partial.begin(), partial.end(), F::identity());
-#pragma omp parallel num_threads(threads)
-    {
+    parallel_for(per, pieces, [&](std::int64_t i, std::int64_t b, std::int64_t e) {
       OuterCursor mine{g};
-      const int i = omp_get_thread_num();
-      const auto [b, e] = thread_range(per, i, omp_get_num_threads());
       accumulate_tile<F>(mine, src, tile, b, e, partial.data() + i * tile_block);
-    }
-    for (int i = 1; i < threads; ++i)
+    });
+    for (std::int64_t i = 1; i < pieces; ++i)
       for (std::int64_t j = 0; j < tile.n; ++j) partial[j] = F::combine(partial[j], partial[i * tile_block + j]);
     store_tile<F>(g, dst, tile, partial.data());
   }

@@ -1,7 +1,7 @@
 #pragma once
 // Loop nests over several same-shaped strided views, shared by the CPU kernels: dims put in
 // a cache-friendly order and collapsed (runtime collapse_dims), walked row by row (a row is
-// the innermost dim), optionally split into pieces that OpenMP threads share.
+// the innermost dim), optionally split into pieces that einexpr's threads share (parallel.hpp).
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -9,9 +9,8 @@
 #include <numeric>
 #include <vector>
 
-#include <omp.h>
-
 #include "einexpr/runtime/layout.hpp"
+#include "einexpr/runtime/parallel.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "einexpr/runtime/threads.hpp"
 
@@ -140,24 +139,24 @@ void for_pieces(const Nest<N>& nest, std::int64_t block, std::int64_t begin, std
   }
 }
 
-/// Runs body over every piece of the nest, shared among num_threads() threads when the
-/// nest has at least parallel_threshold elements (each thread works on its own copy of body).
+/// Runs body over every piece of the nest, shared among einexpr's threads (parallel.hpp:
+/// a few ranges of pieces per thread, each taken by whichever thread is free) when the nest
+/// has at least parallel_threshold elements; each range works on its own copy of body.
 template <std::size_t N, class Body>
 void parallel_pieces(const Nest<N>& nest, std::int64_t block, Body body) {
   const std::int64_t length = nest.row_length();
   if (length == 0 || nest.rows() == 0) return;
   const std::int64_t pieces = nest.rows() * ((length + block - 1) / block);
-  const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), pieces));
-  if (threads <= 1 || nest.numel() < parallel_threshold) {
+  if (num_threads() <= 1 || pieces <= 1 || nest.numel() < parallel_threshold) {
     for_pieces(nest, block, 0, pieces, body);
     return;
   }
-#pragma omp parallel num_threads(threads)
-  {
-    const auto [b, e] = thread_range(pieces, omp_get_thread_num(), omp_get_num_threads());
-    Body local = body;
-    for_pieces(nest, block, b, e, local);
-  }
+  const std::int64_t per_piece = nest.numel() / pieces;  // elements
+  parallel_for(pieces, pieces_for(pieces, std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(per_piece, 1))),
+               [&](std::int64_t, std::int64_t b, std::int64_t e) {
+                 Body local = body;
+                 for_pieces(nest, block, b, e, local);
+               });
 }
 
 }  // namespace einexpr::cpu

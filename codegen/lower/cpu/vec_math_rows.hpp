@@ -8,11 +8,13 @@
 //   layer_norm   (x - mean) / sqrt(var + eps), var the population variance by two passes
 //                (everything centered on x[0] first, so rows far from 0 keep their digits)
 //   rms_norm     x / sqrt(mean(x²) + eps)
-// A row with NaN or +inf gives NaN everywhere (x - m is NaN there), as torch; a row of
+// Row sums add blocks of 64 vectors in T, each block's sum into a double (Rows::sum): the
+// error does not grow with the row. A row with NaN or +inf gives NaN everywhere (x - m is NaN there), as torch; a row of
 // -inf too (-inf - -inf). The row is read from memory once: every later pass finds it in
 // the L1 or L2 cache. `stream`: y is written with streaming stores where it is aligned for
 // them (it is not read again; the caller fences). `scratch` (n elements, apart from x and
 // y): softmax's exponentials before the scaling, so that y is written once.
+#include <algorithm>
 #include <cstdint>
 
 #include "vec_math_kernels.hpp"
@@ -35,12 +37,23 @@ struct Rows {
     V::store(b, v);
     for (std::int64_t k = 0; k < n; ++k) y[k] = b[k];
   }
-  static T hsum(R v) {
+  /// The lanes' sum in double, as a tree (halves added side by side: no chain of w adds).
+  static double hsum(R v) {
     T b[w];
     V::store(b, v);
-    T s = 0;
-    for (int k = 0; k < w; ++k) s += b[k];
-    return s;
+    double s[w];
+    for (int k = 0; k < w; ++k) s[k] = b[k];
+    for (int half = w / 2; half > 0; half /= 2)
+      for (int k = 0; k < half; ++k) s[k] += s[k + half];
+    return s[0];
+  }
+  /// Elements a row's sums add in vectors (two accumulators) before that block's sum joins a
+  /// double total: a lane adds 32 values in T, so the error is a block's however long the row
+  /// (numpy's pairwise sum's base case is 128 values over 8 accumulators, then a tree).
+  static constexpr std::int64_t sum_block = 64 * w;
+  /// Where a block starting at i ends: sum_block later, or at the last whole pair of vectors.
+  static std::int64_t block_end(std::int64_t i, std::int64_t n) {
+    return std::min(i + sum_block, i + (n - i) / (2 * w) * (2 * w));
   }
   static T hmax(R v) {
     T b[w];
@@ -50,23 +63,29 @@ struct Rows {
     return m;
   }
 
-  /// sum over the row of F(x): two vectors in flight; the tail's missing lanes count 0.
+  /// sum over the row of F(x), in double: blocks of two vectors in flight (block_end); the
+  /// tail's missing lanes count 0.
   template <class F>
-  static T sum(const T* x, std::int64_t n, F f) {
-    R s0 = V::zero(), s1 = V::zero();
+  static double sum(const T* x, std::int64_t n, F f) {
+    double total = 0;
     std::int64_t i = 0;
-    for (; i + 2 * w <= n; i += 2 * w) {
-      s0 = V::add(s0, f(V::load(x + i)));
-      s1 = V::add(s1, f(V::load(x + i + w)));
+    while (i + 2 * w <= n) {
+      R s0 = V::zero(), s1 = V::zero();
+      for (const std::int64_t end = block_end(i, n); i < end; i += 2 * w) {
+        s0 = V::add(s0, f(V::load(x + i)));
+        s1 = V::add(s1, f(V::load(x + i + w)));
+      }
+      total += hsum(V::add(s0, s1));
     }
-    for (; i + w <= n; i += w) s0 = V::add(s0, f(V::load(x + i)));
+    R s = V::zero();
+    for (; i + w <= n; i += w) s = V::add(s, f(V::load(x + i)));
     if (i < n) {
       T b[w];
       V::store(b, f(load_partial(x + i, n - i, x[i])));
       for (std::int64_t k = n - i; k < w; ++k) b[k] = T(0);
-      s1 = V::add(s1, V::load(b));
+      s = V::add(s, V::load(b));
     }
-    return hsum(V::add(s0, s1));
+    return total + hsum(s);
   }
 
   static T max_of(const T* x, std::int64_t n) {
@@ -103,33 +122,38 @@ struct Rows {
     if (n <= 0) return;
     const R m = V::set(max_of(x, n));
     T* e = stream ? scratch : y;
-    R s0 = V::zero(), s1 = V::zero();
+    double total = 0;  // blocks of sum_block, as sum() adds them
     std::int64_t i = 0;
-    for (; i + 2 * w <= n; i += 2 * w) {
-      // The memory after the row (the next row, where rows are contiguous) is fetched while
-      // exp computes, a cache line an iteration: its max pass then reads from cache instead
-      // of waiting on memory. (A prefetch never faults, past the buffer's end included; the
-      // address is computed as an integer, since x + n + i may point past the array.)
-      if constexpr (2 * w * sizeof(T) >= 64)
-        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(x) +
-                                                         static_cast<std::uintptr_t>(n + i) * sizeof(T)));
-      const R a = V::exp(V::sub(V::load(x + i), m)), b = V::exp(V::sub(V::load(x + i + w), m));
-      V::store(e + i, a);
-      V::store(e + i + w, b);
-      s0 = V::add(s0, a);
-      s1 = V::add(s1, b);
+    while (i + 2 * w <= n) {
+      R s0 = V::zero(), s1 = V::zero();
+      for (const std::int64_t end = block_end(i, n); i < end; i += 2 * w) {
+        // The memory after the row (the next row, where rows are contiguous) is fetched while
+        // exp computes, a cache line an iteration: its max pass then reads from cache instead
+        // of waiting on memory. (A prefetch never faults, past the buffer's end included; the
+        // address is computed as an integer, since x + n + i may point past the array.)
+        if constexpr (2 * w * sizeof(T) >= 64)
+          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(x) +
+                                                           static_cast<std::uintptr_t>(n + i) * sizeof(T)));
+        const R a = V::exp(V::sub(V::load(x + i), m)), b = V::exp(V::sub(V::load(x + i + w), m));
+        V::store(e + i, a);
+        V::store(e + i + w, b);
+        s0 = V::add(s0, a);
+        s1 = V::add(s1, b);
+      }
+      total += hsum(V::add(s0, s1));
     }
+    R s = V::zero();
     for (; i + w <= n; i += w) {
       const R a = V::exp(V::sub(V::load(x + i), m));
       V::store(e + i, a);
-      s0 = V::add(s0, a);
+      s = V::add(s, a);
     }
     if (i < n) {
       const R a = V::exp(V::sub(load_partial(x + i, n - i, -__builtin_inf()), m));  // padding: exp(-inf) = 0
       store_partial(e + i, a, n - i);
-      s1 = V::add(s1, a);
+      s = V::add(s, a);
     }
-    const R r = V::set(scale / hsum(V::add(s0, s1)));
+    const R r = V::set(static_cast<T>(static_cast<double>(scale) / (total + hsum(s))));
     write(e, y, n, stream, [&](R v) { return V::mul(v, r); });
   }
 
@@ -137,7 +161,7 @@ struct Rows {
     if (n <= 0) return;
     const T mx = max_of(x, n);
     const R m = V::set(mx);
-    const T s = sum(x, n, [&](R v) { return V::exp(V::sub(v, m)); });
+    const T s = static_cast<T>(sum(x, n, [&](R v) { return V::exp(V::sub(v, m)); }));
     T l[w] = {};
     l[0] = s;
     V::store(l, V::log(V::load(l)));  // log of the sum, through the ISA's log
@@ -150,19 +174,20 @@ struct Rows {
     // Centered on p = x[0]: x - p is exact for x near p, so the mean of a row far from 0
     // (1e4 + noise in f32) keeps its digits: x - mean = (x - p) - d, d = mean(x - p).
     const R p = V::set(x[0]);
-    const R d = V::set(sum(x, n, [&](R v) { return V::sub(v, p); }) / static_cast<T>(n));
+    const R d = V::set(static_cast<T>(sum(x, n, [&](R v) { return V::sub(v, p); }) / static_cast<double>(n)));
     const auto centered = [&](R v) { return V::sub(V::sub(v, p), d); };
-    const T var = sum(x, n, [&](R v) {
-                    const R c = centered(v);
-                    return V::mul(c, c);
-                  }) / static_cast<T>(n);
+    const T var = static_cast<T>(sum(x, n, [&](R v) {
+                                   const R c = centered(v);
+                                   return V::mul(c, c);
+                                 }) /
+                                 static_cast<double>(n));
     const R r = V::div(V::set(T(1)), V::sqrt(V::set(var + eps)));
     write(x, y, n, stream, [&](R v) { return V::mul(centered(v), r); });
   }
 
   static void rms_norm(const T* x, T* y, std::int64_t n, T eps, bool stream, T* /*scratch*/) {
     if (n <= 0) return;
-    const T ms = sum(x, n, [&](R v) { return V::mul(v, v); }) / static_cast<T>(n);
+    const T ms = static_cast<T>(sum(x, n, [&](R v) { return V::mul(v, v); }) / static_cast<double>(n));
     const R r = V::div(V::set(T(1)), V::sqrt(V::set(ms + eps)));
     write(x, y, n, stream, [&](R v) { return V::mul(v, r); });
   }

@@ -3,13 +3,15 @@
 //                     memory, int64 accumulation in uint64 (wraps like numpy), any strides
 //   contract_loop     ContractStep::generic (the planner's Hadamard-like products, with no
 //                     contracted dim and a missing m or n): one thread per output element,
-//                     any dtype but bool, accumulating in the dtype's compute type
+//                     any dtype but bool, accumulating as sums do (reduce_ops.cuh: f32 in
+//                     double, int64 in uint64)
 #include <cstdint>
 #include <type_traits>
 
 #include "../../../runtime/cuda/element.cuh"
 #include "../../../runtime/cuda/indexing.cuh"
 #include "cuda_check.hpp"
+#include "reduce_ops.cuh"
 #include "kernels.hpp"
 
 namespace einexpr::gpu {
@@ -62,7 +64,7 @@ __global__ void __launch_bounds__(kLoopThreads) loop_gemm(S* __restrict__ c, con
                                                           const S* __restrict__ b, OffsetCalc<3> calc, std::uint32_t n,
                                                           std::int64_t k, std::int64_t a_k, std::int64_t b_k) {
   using C = compute_t<S>;
-  using Acc = std::conditional_t<std::is_same_v<C, std::int64_t>, std::uint64_t, C>;
+  using Acc = wide_t<C>;  // f32 dot products add in double, as reductions (reduce_ops.cuh)
   for (std::uint32_t i = blockIdx.x * kLoopThreads + threadIdx.x; i < n; i += gridDim.x * kLoopThreads) {
     std::int64_t off[3];  // c, a, b
     calc.offsets(i, off);

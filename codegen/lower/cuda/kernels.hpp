@@ -58,8 +58,10 @@ struct ReducePlan {
   /// Partial results, when split: inner kernel [output][split], outer [split][output].
   bool partials_by_output() const { return kind == Kind::inner; }
 };
-/// Bytes of one accumulator of `dtype` (f64 and integers 8, bool 1, other floats 4).
-std::size_t accumulator_size(DType dtype);
+/// Bytes of one accumulator of `op` over `dtype` (reduce_ops.cuh): bool 1; sums and products
+/// 8 (f32 and the reduced floats add in double); max and min of f32 and the reduced floats 4,
+/// of the others 8.
+std::size_t accumulator_size(DType dtype, Reduction op);
 /// Plans the reduction of `src` over `axes` into `dst` for a GPU of `sm_count`
 /// multiprocessors (reduce_plan.cpp). DeviceError for the sizes it does not support yet
 /// (2^31 or more outputs; 2^31 or more reduced elements per output spread over several

@@ -11,7 +11,8 @@
 // normalized dims). A row of at most 1024 elements is one warp's (eight rows a block), a
 // longer one a whole block's; each pass over the row reads it from global memory (the L2
 // holds it between passes). Forward arithmetic is in the dtype's compute type (Elem<S>::C),
-// as on the CPU; NaN or +inf in a row, or a row of -inf, gives NaN everywhere.
+// as on the CPU, and the row sums add in double (a thread adds n / 32 or n / 256 values
+// before the tree: in f32 its error would grow with the row); NaN or +inf in a row, or a row of -inf, gives NaN everywhere.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -108,6 +109,7 @@ template <class S, int TPR>
 __global__ void __launch_bounds__(kThreads) norm_forward(NormArgs a, S* __restrict__ dst, const S* __restrict__ src) {
   using C = typename Elem<S>::C;
   __shared__ C shared[kWarps];
+  __shared__ double shared_sum[kWarps];  // the row sums add in double (reduce_ops.cuh's reason)
   const std::uint32_t row = row_of<TPR>();
   if (row >= a.rows) return;  // whole warps (TPR 32); never for a block's row
   const auto lane = static_cast<std::uint32_t>(threadIdx.x % TPR);
@@ -118,48 +120,47 @@ __global__ void __launch_bounds__(kThreads) norm_forward(NormArgs a, S* __restri
   const std::uint32_t n = a.n;
   auto X = [&](std::uint32_t k) { return Elem<S>::load(x[a.at(k, 1)]); };
   auto store = [&](std::uint32_t k, C v) { y[a.at(k, 0)] = Elem<S>::store(v); };
-  const C inv_n = C(1) / static_cast<C>(n);
   switch (a.kind) {
     case Normalization::softmax:
     case Normalization::log_softmax: {
       C m = -C(INFINITY);
       for (std::uint32_t k = lane; k < n; k += TPR) m = Max{}(m, X(k));
       m = row_reduce<TPR>(m, Max{}, shared);
-      C s = 0;
+      double s = 0;
       for (std::uint32_t k = lane; k < n; k += TPR) s += exp_of(X(k) - m);
-      s = row_reduce<TPR>(s, Add{}, shared);
+      s = row_reduce<TPR>(s, Add{}, shared_sum);
       if (a.kind == Normalization::softmax) {
-        const C r = C(1) / s;
+        const C r = C(1.0 / s);
         for (std::uint32_t k = lane; k < n; k += TPR) store(k, exp_of(X(k) - m) * r);
       } else {
-        const C ls = log_of(s);  // (x - m) - log s: m + log s would round away x's low digits
+        const C ls = C(log(s));  // (x - m) - log s: m + log s would round away x's low digits
         for (std::uint32_t k = lane; k < n; k += TPR) store(k, (X(k) - m) - ls);
       }
       return;
     }
     case Normalization::layer_norm: {
       const C p = X(0);
-      C d = 0;
-      for (std::uint32_t k = lane; k < n; k += TPR) d += X(k) - p;
-      d = row_reduce<TPR>(d, Add{}, shared) * inv_n;
-      C var = 0;
+      double sum = 0;
+      for (std::uint32_t k = lane; k < n; k += TPR) sum += X(k) - p;
+      const C d = C(row_reduce<TPR>(sum, Add{}, shared_sum) / double(n));
+      double var = 0;
       for (std::uint32_t k = lane; k < n; k += TPR) {
         const C c = (X(k) - p) - d;
         var += c * c;
       }
-      var = row_reduce<TPR>(var, Add{}, shared) * inv_n;
-      const C r = C(1) / sqrt_of(var + static_cast<C>(a.eps));
+      var = row_reduce<TPR>(var, Add{}, shared_sum) / double(n);
+      const C r = C(1) / sqrt_of(C(var) + static_cast<C>(a.eps));
       for (std::uint32_t k = lane; k < n; k += TPR) store(k, ((X(k) - p) - d) * r);
       return;
     }
     case Normalization::rms_norm: {
-      C ms = 0;
+      double ms = 0;
       for (std::uint32_t k = lane; k < n; k += TPR) {
         const C v = X(k);
         ms += v * v;
       }
-      ms = row_reduce<TPR>(ms, Add{}, shared) * inv_n;
-      const C r = C(1) / sqrt_of(ms + static_cast<C>(a.eps));
+      ms = row_reduce<TPR>(ms, Add{}, shared_sum) / double(n);
+      const C r = C(1) / sqrt_of(C(ms) + static_cast<C>(a.eps));
       for (std::uint32_t k = lane; k < n; k += TPR) store(k, X(k) * r);
       return;
     }

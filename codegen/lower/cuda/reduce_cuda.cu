@@ -9,10 +9,11 @@
 //          source's unit-stride dim is kept, so each step of the walk is coalesced).
 // When outputs are too few to fill the GPU, the reduced range is split: each (output,
 // split) writes a partial accumulator to a workspace and a second kernel combines them.
-// Accumulators (plan.hpp): f32 for f32 and the reduced floats, f64 for f64, int64 for
-// integers (sums and products wrap like numpy), 0/1 for bool; rounded to the dtype once,
-// at the end. max / min propagate NaN. var / std fold (count, mean, m2) and logsumexp
-// (max, sum of exp(x - max)) pairs, which reduce_plan.cpp never splits.
+// Accumulators (reduce_ops.cuh): sums and products of f32 and the reduced floats in f64, of
+// f64 in f64, of integers in int64 (they wrap like numpy), 0/1 for bool; max / min in the
+// compute type (they propagate NaN); rounded to the dtype once, at the end. var / std fold
+// (count, mean, m2) and logsumexp (max, sum of exp(x - max)) in double, which
+// reduce_plan.cpp never splits.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -23,6 +24,7 @@
 #include "cuda_check.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "kernels.hpp"
+#include "reduce_ops.cuh"
 
 namespace einexpr::gpu {
 
@@ -30,114 +32,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-
-template <class T>
-__device__ __forceinline__ bool nan_of(T x) {
-  if constexpr (std::is_floating_point_v<T>) return is_nan(x);
-  else return false;
-}
-
-template <class C>
-struct SumOp {
-  using Acc = std::conditional_t<std::is_same_v<C, std::int64_t>, std::uint64_t, C>;
-  static __device__ __forceinline__ Acc identity() { return Acc(0); }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return a + b; }
-};
-template <class C>
-struct ProdOp {
-  using Acc = std::conditional_t<std::is_same_v<C, std::int64_t>, std::uint64_t, C>;
-  static __device__ __forceinline__ Acc identity() { return Acc(1); }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return a * b; }
-};
-template <class C>
-struct MaxOp {
-  using Acc = C;
-  static __device__ __forceinline__ Acc identity() {
-    if constexpr (std::is_floating_point_v<C>) return -INFINITY;
-    else if constexpr (std::is_same_v<C, std::int64_t>) return INT64_MIN;
-    else return 0;
-  }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return (a > b || nan_of(a)) ? a : b; }
-};
-template <class C>
-struct MinOp {
-  using Acc = C;
-  static __device__ __forceinline__ Acc identity() {
-    if constexpr (std::is_floating_point_v<C>) return INFINITY;
-    else if constexpr (std::is_same_v<C, std::int64_t>) return INT64_MAX;
-    else return 1;
-  }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return (a < b || nan_of(a)) ? a : b; }
-};
-template <class C>
-struct AnyOp {
-  using Acc = std::uint8_t;
-  static __device__ __forceinline__ Acc identity() { return 0; }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return a | b; }
-};
-template <class C>
-struct AllOp {
-  using Acc = std::uint8_t;
-  static __device__ __forceinline__ Acc identity() { return 1; }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return a & b; }
-};
-
-// var / std: the count, mean and sum of squared deviations (m2), combined by Chan, Golub
-// and LeVeque's formula (an element is a count of 1); var = m2 / max(0, n - correction).
-template <class C>
-struct Moments {
-  C mean = 0, m2 = 0;
-  std::int64_t n = 0;
-  Moments() = default;
-  __device__ explicit Moments(C x) : mean(x), n(1) {}
-  __device__ Moments(C mean_, C m2_, std::int64_t n_) : mean(mean_), m2(m2_), n(n_) {}
-};
-template <class C, bool Sqrt>
-struct MomentsOp {
-  using Acc = Moments<C>;
-  static __device__ __forceinline__ Acc identity() { return Acc(); }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
-    if (a.n == 0) return b;
-    if (b.n == 0) return a;
-    const std::int64_t n = a.n + b.n;
-    const C delta = b.mean - a.mean, share = C(b.n) / C(n);
-    return Acc(a.mean + delta * share, a.m2 + b.m2 + delta * delta * C(a.n) * share, n);
-  }
-  static __device__ __forceinline__ C finish(Acc a, std::int64_t correction) {
-    const C var = a.m2 / C(a.n > correction ? a.n - correction : 0);  // 0 / 0 = NaN
-    return Sqrt ? sqrt(var) : var;
-  }
-};
-
-// logsumexp: the largest element m and the sum of exp(x - m); NaN wins, and where m is
-// +-inf (some +inf; all -inf or none) the result is m.
-template <class C>
-struct MaxSum {
-  C max = -C(INFINITY), sum = 0;
-  MaxSum() = default;
-  __device__ explicit MaxSum(C x) : max(x), sum(1) {}
-  __device__ MaxSum(C max_, C sum_) : max(max_), sum(sum_) {}
-};
-template <class C>
-struct LogSumExpOp {
-  using Acc = MaxSum<C>;
-  static __device__ __forceinline__ Acc identity() { return Acc(); }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
-    if (is_nan(a.max) || is_nan(b.max)) return Acc(C(NAN), 0);
-    const C m = a.max > b.max ? a.max : b.max;
-    if (isinf(m)) return Acc(m, 1);
-    return Acc(m, a.sum * exp(a.max - m) + b.sum * exp(b.max - m));
-  }
-  static __device__ __forceinline__ C finish(Acc a, std::int64_t) {
-    return isfinite(a.max) ? a.max + log(a.sum) : a.max;
-  }
-};
-
-/// Ops whose accumulator is finished by Op::finish (var, std, logsumexp).
-template <class Op, class = void>
-struct Finishes : std::false_type {};
-template <class Op>
-struct Finishes<Op, std::void_t<decltype(&Op::finish)>> : std::true_type {};
 
 struct ReduceArgs {
   OffsetCalc<2> kept;              // output index -> (src offset, dst offset)
@@ -163,28 +57,20 @@ __device__ __forceinline__ T shuffle_xor(T v, int mask) {
   if constexpr (sizeof(T) < 4) return static_cast<T>(__shfl_xor_sync(0xFFFFFFFFu, static_cast<unsigned>(v), mask));
   else return __shfl_xor_sync(0xFFFFFFFFu, v, mask);
 }
-template <class C>
-__device__ __forceinline__ Moments<C> shuffle_xor(Moments<C> v, int mask) {
-  return Moments<C>(shuffle_xor(v.mean, mask), shuffle_xor(v.m2, mask), shuffle_xor(v.n, mask));
+__device__ __forceinline__ Moments shuffle_xor(Moments v, int mask) {
+  return Moments(shuffle_xor(v.mean, mask), shuffle_xor(v.m2, mask), shuffle_xor(v.n, mask));
 }
 template <class C>
 __device__ __forceinline__ MaxSum<C> shuffle_xor(MaxSum<C> v, int mask) {
   return MaxSum<C>(shuffle_xor(v.max, mask), shuffle_xor(v.sum, mask));
 }
 
-// Writes one output: the accumulator, finished (mean divides) and rounded to S.
+// Writes one output: the accumulator, finished (mean divides, in the accumulator's type) and
+// rounded to S.
 template <class S, class Op>
 __device__ __forceinline__ void store_output(const ReduceArgs& a, S* dst, std::uint32_t o, typename Op::Acc acc) {
   using C = compute_t<S>;
-  C value;
-  if constexpr (Finishes<Op>::value) {
-    value = Op::finish(acc, a.correction);
-  } else {
-    value = static_cast<C>(acc);
-    if constexpr (std::is_floating_point_v<C>) {
-      if (a.mean) value = value / static_cast<C>(a.count);
-    }
-  }
+  const C value = finish_value<Op, typename Op::Acc, C>(acc, a.mean, a.count, a.correction);
   std::int64_t off[2];
   a.kept.offsets(o, off);
   dst[off[1]] = Elem<S>::store(value);
@@ -205,16 +91,8 @@ __global__ void __launch_bounds__(kThreads) reduce_inner(const S* __restrict__ s
     a.kept.offsets(o, off);
     const S* p = src + off[0];
     const std::int64_t begin = s * a.chunk, end = min(a.count, begin + a.chunk);
-    Acc acc = Op::identity();
-    std::int64_t r = begin + lane;
-    for (; r + 96 < end; r += 128) {  // four loads in flight
-      const Acc v0 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r)]));
-      const Acc v1 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r + 32)]));
-      const Acc v2 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r + 64)]));
-      const Acc v3 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r + 96)]));
-      acc = Op::combine(acc, Op::combine(Op::combine(v0, v1), Op::combine(v2, v3)));
-    }
-    for (; r < end; r += 32) acc = Op::combine(acc, static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r)])));
+    const auto load = [&](std::int64_t r) { return static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r)])); };
+    Acc acc = lane_fold<Op>(load, begin, end, lane);
 #pragma unroll
     for (int m = 16; m >= 1; m /= 2) acc = Op::combine(acc, shuffle_xor(acc, m));
     if (lane == 0) {
@@ -238,16 +116,8 @@ __global__ void __launch_bounds__(kThreads) reduce_outer(const S* __restrict__ s
     a.kept.offsets(o, off);
     const S* p = src + off[0];
     const std::int64_t begin = s * a.chunk, end = min(a.count, begin + a.chunk);
-    Acc acc = Op::identity();
-    std::int64_t r = begin;
-    for (; r + 3 < end; r += 4) {
-      const Acc v0 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r)]));
-      const Acc v1 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r + 1)]));
-      const Acc v2 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r + 2)]));
-      const Acc v3 = static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r + 3)]));
-      acc = Op::combine(acc, Op::combine(Op::combine(v0, v1), Op::combine(v2, v3)));
-    }
-    for (; r < end; ++r) acc = Op::combine(acc, static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r)])));
+    const auto load = [&](std::int64_t r) { return static_cast<Acc>(Elem<S>::load(p[a.reduced_offset(r)])); };
+    const Acc acc = thread_fold<Op>(load, begin, end);
     if (partials != nullptr) partials[t] = acc;
     else store_output<S, Op>(a, dst, o, acc);
   }

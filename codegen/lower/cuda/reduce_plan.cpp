@@ -47,15 +47,15 @@ void choose_splits(int sm_count, ReducePlan& p) {
   splits = std::max<std::int64_t>(1, splits);
   p.chunk = p.count == 0 ? 0 : (p.count + splits - 1) / splits;
   p.splits = p.count == 0 ? 1 : (p.count + p.chunk - 1) / p.chunk;
-  p.partial_bytes = p.splits > 1 ? static_cast<std::size_t>(p.outputs * p.splits) * accumulator_size(p.dtype) : 0;
+  p.partial_bytes = p.splits > 1 ? static_cast<std::size_t>(p.outputs * p.splits) * accumulator_size(p.dtype, p.op) : 0;
 }
 
 }  // namespace
 
-std::size_t accumulator_size(DType dtype) {
+std::size_t accumulator_size(DType dtype, Reduction op) {
   if (dtype == DType::boolean) return 1;
   if (dtype == DType::f64 || is_integer(dtype)) return 8;
-  return 4;
+  return op == Reduction::max || op == Reduction::min ? 4 : 8;
 }
 
 ReducePlan plan_reduction(int sm_count, const Layout& src, const std::vector<int>& axes, const Layout& dst, DType dtype,

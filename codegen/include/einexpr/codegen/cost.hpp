@@ -67,13 +67,14 @@ struct Cost {
   DType dtype = DType::f32;
   Count flops;             // 2 per multiply-add
   Count flops_exact;       // multiplies + adds exactly (m·n·(2k-1) for a matmul)
-  Count naive_flops;       // einsum: numpy.einsum_path's naive count, one loop nest over all
+  MaybeCount naive_flops;  // einsum: numpy.einsum_path's naive count, one loop nest over all
                            // axes ((n-1)+1 per iteration for n operands sharing an axis);
-                           // others and plans built by hand (no ContractionInfo): flops
-  Count flops_numpy;       // einsum: numpy.einsum_path's / opt_einsum's count of this plan's
+                           // others and plans built by hand (no ContractionInfo): flops.
+                           // nullopt where it is 2^128 or more (a 64-operand einsum's ~2^190)
+  MaybeCount flops_numpy;  // einsum: numpy.einsum_path's / opt_einsum's count of this plan's
                            // path (each pairwise step 2·∏(axes of both) when it sums, else
                            // 1·∏; no axis summed early); numpy prints it + 1. Others and plans
-                           // built by hand: flops
+                           // built by hand: flops. nullopt where it is 2^128 or more
   Count macs;              // multiply-accumulates of the contractions (|B|·m·n·k each);
                            // reductions and maps count 0 (fvcore, ptflops, thop)
   Count bytes_read;        // ideal: each input once

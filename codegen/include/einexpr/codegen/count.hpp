@@ -4,6 +4,7 @@
 // an error, never silently wrong: 2*16384*32768*8192 = 8796093022208 and far beyond 2^63.
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace einexpr {
@@ -37,5 +38,15 @@ class Count {
  private:
   u128 v_ = 0;
 };
+
+/// A figure given beside the counts a plan needs (numpy's naive count, say) may not fit in
+/// 128 bits on a plan that itself fits; such a figure is an optional Count, std::nullopt
+/// where it is 2^128 or more. Its sum and product stay nullopt once out of range.
+using MaybeCount = std::optional<Count>;
+MaybeCount checked_add(MaybeCount a, MaybeCount b) noexcept;
+MaybeCount checked_mul(MaybeCount a, MaybeCount b) noexcept;
+/// The digits, or kOver128Bits.
+std::string str(const MaybeCount& c);
+inline constexpr const char* kOver128Bits = "2^128 or more";
 
 }  // namespace einexpr

@@ -49,7 +49,11 @@
 //     m + log(sum exp(x - m)) with m the maximum (-inf where every x is -inf or there is
 //     none, +inf where some x is +inf; NaN wins). var and std of no elements are NaN.
 //   - Arithmetic: f64 in f64; f32 and the reduced floats (f16, bf16, fp8) in f32,
-//     rounded to the dtype at the end of the step (round to nearest even); i64/i32 in
+//     rounded to the dtype at the end of the step (round to nearest even), except that sums
+//     (reduce sum / mean / prod, var's moments, logsumexp's sum of exponentials, the
+//     normalizations' row sums, a generic contraction's dot products) accumulate in f64 and
+//     round once: as accurate as numpy's pairwise sums or more (tests/lib/
+//     test_reduce_accuracy.cpp); f64 sums of a run add in compensated blocks; i64/i32 in
 //     int64 (exact; wraps like numpy on overflow). The planner rejects what a dtype cannot
 //     do with DTypeError: einsum and maps on bool, mean/var/std/logsumexp on integers,
 //     any/all on non-bool, sum/prod/mean on bool, float-only functions (exp, log, gelu...)

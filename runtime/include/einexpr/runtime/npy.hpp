@@ -37,6 +37,15 @@ struct NpyWriteOptions {
 };
 
 Tensor read_npy(const std::string& path, const NpyReadOptions& options = {});
+/// What a .npy file holds, from its header alone (checked against the file's size, as
+/// read_npy checks it; no data is read): numpy's dtype and shape (the shape read_npy's
+/// tensor has, in Fortran order too).
+struct NpyInfo {
+  DType dtype;
+  Shape shape;
+  bool fortran_order = false;
+};
+NpyInfo read_npy_info(const std::string& path, const NpyReadOptions& options = {});
 /// Parses a whole .npy file held in memory; `name` is used in error messages.
 Tensor parse_npy(std::span<const std::byte> bytes, const std::string& name = "<memory>",
                  const NpyReadOptions& options = {});
