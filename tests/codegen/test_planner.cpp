@@ -8,6 +8,7 @@
 #include "einexpr/codegen/pipeline.hpp"
 #include "einexpr/codegen/planner.hpp"
 #include "einexpr/parser/check.hpp"
+#include "einexpr/parser/ops.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "matchers.hpp"
 #include "search_time.hpp"
@@ -18,6 +19,19 @@ namespace {
 
 Plan plan_of(Op op, const std::string& text, const std::vector<Shape>& shapes, const AxisLengths& lengths = {},
              Copy copy = Copy::if_needed) {
+  const bool indexed = op == Op::get_at || op == Op::add_at || op == Op::cross_entropy;
+  if (indexed || op == Op::pack || (op == Op::rearrange && shapes.size() > 1)) {
+    // Through the registry's grammar and plan(): an indexed op's index operand is i64.
+    const ast::Pattern p = parse_pattern(op, text);
+    std::vector<Layout> in;
+    std::vector<DType> dtypes;
+    for (const Shape& s : shapes) {
+      in.push_back(Layout::contiguous(s));
+      dtypes.push_back(indexed && static_cast<int>(dtypes.size()) == op_row(op).index_operand ? DType::i64
+                                                                                                : DType::f32);
+    }
+    return plan(OpSpec::of(op, lengths), &p, in, std::span<const DType>(dtypes));
+  }
   const ast::Pattern p = parse(text);
   check(p, op);
   std::vector<Layout> in;
@@ -29,8 +43,8 @@ Plan plan_of(Op op, const std::string& text, const std::vector<Shape>& shapes, c
     case Op::einsum: return plan_einsum(p, in, DType::f32, lengths);
     case Op::map: return plan_binary(p, BinaryOp::add, in, DType::f32, lengths);
     case Op::normalize: break;  // its patterns are parse_bracketed's (test_normalize.cpp)
-    case Op::get_at: case Op::add_at: case Op::cross_entropy: break;  // parse_indexed's (test_indexed.cpp)
-    case Op::pack: case Op::unpack: break;  // their patterns are pack's (test_pack.cpp)
+    case Op::get_at: case Op::add_at: case Op::cross_entropy: case Op::pack: break;  // planned above
+    case Op::unpack: break;  // its shapes are OpSpec::unpack's (test_indexed.cpp)
   }
   return {};
 }
@@ -110,6 +124,50 @@ const std::vector<Golden> goldens = {
    "  %1 = view %0 : [i=3] strides [4]  (view of input 0)\n"
    "  %2 = reduce.sum %1 over [i] : [] strides []  (new buffer #1, 1 element)\n"
    "  output %2\n"},
+  // The indexed ops: the index operand i64, viewed across the gathered dims (stride 0).
+  {Op::get_at, "[v] d, b s -> b s d", {{7, 4}, {2, 3}}, {},
+   "get_at '[v] d, b s -> b s d' (f32)\n"
+   "  %0 = input 0 : [v=7, d=4] strides [4, 1]\n"
+   "  %1 = input 1 : [b=2, s=3] strides [3, 1] (i64)\n"
+   "  %2 = view %0 : [b=2, s=3, d=4] strides [0, 0, 1]  (view of input 0)\n"
+   "  %3 = view %1 : [b=2, s=3, d=4] strides [3, 1, 0]  (view of input 1, i64)\n"
+   "  %4 = gather %2 at %3 (7 rows, stride 4) : [b=2, s=3, d=4] strides [12, 4, 1]  (new buffer #2, 24 elements)\n"
+   "  output %4\n"},
+  {Op::add_at, "[v] d, b s, b s d -> [v] d", {{7, 4}, {2, 3}, {2, 3, 4}}, {},
+   "add_at '[v] d, b s, b s d -> [v] d' (f32)\n"
+   "  %0 = input 0 : [v=7, d=4] strides [4, 1]\n"
+   "  %1 = input 1 : [b=2, s=3] strides [3, 1] (i64)\n"
+   "  %2 = input 2 : [b=2, s=3, d=4] strides [12, 4, 1]\n"
+   "  %3 = copy %0 : [v=7, d=4] strides [4, 1]  (new buffer #3, 28 elements)\n"
+   "  %4 = view %3 : [b=2, s=3, d=4] strides [0, 0, 1]  (view of buffer #3)\n"
+   "  %5 = view %1 : [b=2, s=3, d=4] strides [3, 1, 0]  (view of input 1, i64)\n"
+   "  %6 = scatter_add %2 into %4 at %5 (7 rows, stride 4) : [v=7, d=4] strides [4, 1]  (into buffer #3)\n"
+   "  output %6\n"},
+  {Op::cross_entropy, "b s [v], b s -> b s", {{2, 3, 7}, {2, 3}}, {},
+   "cross_entropy 'b s [v], b s -> b s' (f32)\n"
+   "  %0 = input 0 : [b=2, s=3, v=7] strides [21, 7, 1]\n"
+   "  %1 = input 1 : [b=2, s=3] strides [3, 1] (i64)\n"
+   "  %2 = cross_entropy %0, %1 along dim 2 : [b=2, s=3] strides [3, 1]  (new buffer #2, 6 elements)\n"
+   "  output %2\n"},
+  // A concatenation and a pack: each input copied into its slice of one buffer, then joined.
+  {Op::rearrange, "b s1 d, b s2 d -> b (s1 + s2) d", {{2, 3, 4}, {2, 5, 4}}, {},
+   "rearrange 'b s1 d, b s2 d -> b (s1 + s2) d' (f32)\n"
+   "  %0 = input 0 : [b=2, s1=3, d=4] strides [12, 4, 1]\n"
+   "  %1 = input 1 : [b=2, s2=5, d=4] strides [20, 4, 1]\n"
+   "  %3 = copy %0 : [b=2, s1=3, d=4] strides [32, 4, 1]  (new buffer #2, 64 elements)\n"
+   "  %4 = copy %1 : [b=2, s2=5, d=4] strides [32, 4, 1] offset 12  (into buffer #2)\n"
+   "  %2 = join %3, %4 : [b=2, (s1 + s2)=8, d=4] strides [32, 4, 1]  (view of buffer #2)\n"
+   "  output %2\n"
+   "  # concatenation (s1 + s2): 2 copies into one buffer\n"},
+  {Op::pack, "b * d", {{2, 3, 2, 4}, {2, 4}}, {},
+   "pack 'b * d' (f32)\n"
+   "  %0 = input 0 : [b=2, *1.0=3, *1.1=2, d=4] strides [24, 8, 4, 1]\n"
+   "  %1 = input 1 : [b=2, d=4] strides [4, 1]\n"
+   "  %3 = copy %0 : [b=2, *1.0=3, *1.1=2, d=4] strides [28, 8, 4, 1]  (new buffer #2, 56 elements)\n"
+   "  %4 = copy %1 : [b=2, d=4] strides [28, 1] offset 24  (into buffer #2)\n"
+   "  %2 = join %3, %4 : [b=2, (*)=7, d=4] strides [28, 4, 1]  (view of buffer #2)\n"
+   "  output %2\n"
+   "  # pack: 2 copies into one buffer\n"},
 };
 // clang-format on
 
