@@ -123,7 +123,9 @@ std::vector<Gradient> cross_entropy_gradients(const Plan& forward) {
     if (const auto* c = std::get_if<CrossEntropyStep>(&s)) step = c;
   EINEXPR_ASSERT(step != nullptr && !step->backward, "backward: a cross_entropy plan without its step");
   Derivation d(forward, 0, Op::cross_entropy);
-  const int dy = d.add_dy(), logits = d.add_input(0), targets = d.add_input(1);
+  // Y (the loss) last: the CPU kernel takes each row's log-sum-exp back from it (loss +
+  // x[target]) and writes dlogits in one pass; the CUDA kernel recomputes it.
+  const int dy = d.add_dy(), logits = d.add_input(0), targets = d.add_input(1), loss = d.add_y();
   const Axes order = d.x_axes();
   const AxisId classes = only_missing(order, d.y_axes(), "cross_entropy's classes");
   Axes rows;
@@ -132,9 +134,10 @@ std::vector<Gradient> cross_entropy_gradients(const Plan& forward) {
   const int x = d.builder().emit(over(d, d.atoms(logits), order)).value;
   const int t = d.builder().emit(over(d, d.atoms(targets), rows)).value;
   const int g = d.builder().emit(over(d, d.atoms(dy), rows)).value;
+  const int l = d.builder().emit(over(d, d.atoms(loss), rows)).value;
   const AtomView dst = contiguous(d, order);
   const auto axis = static_cast<int>(std::find(order.begin(), order.end(), classes) - order.begin());
-  d.builder().add_step(CrossEntropyStep{{g, x, t}, dst.value, true, axis, step->ignore_index});
+  d.builder().add_step(CrossEntropyStep{{g, x, t, l}, dst.value, true, axis, step->ignore_index});
   return {std::move(d).finish(d.lay_out(dst), "dY · (softmax(A) - onehot(B)) along [" +
                                                   d.dims_text({{classes}}) + "]")};
 }

@@ -14,9 +14,9 @@
 //                             (normalization_flops); their backward passes 4, 4, 11 + 4, 8 + 3
 //   an exp, log, tanh, erf, sqrt  1 (elementwise_flops.cpp)
 //   cross_entropy             forward 4 per logit (as logsumexp) + 1 per row (lse - x[t]);
-//                             backward dY · softmax(x) - dY at the target, the softmax from
-//                             the row again: 5 per logit (max, x - m, exp, sum, · dY/s) + 2 per
-//                             row (dY/s, the target's - dY)
+//                             backward dY · softmax(x) - dY at the target in one pass, the
+//                             row's lse given back by the loss (loss + x[t]): 3 per logit
+//                             (x - lse, exp, · dY) + 2 per row (loss + x[t], the target's - dY)
 //   scatter-add (add_at)      1 per update element (its add)
 //   views, copies, fills, gathers (get_at), joins  0
 //
@@ -75,7 +75,7 @@ constexpr N normalization_flops(int kind, bool backward, N n, N rows) {
 /// cross_entropy over n logits in `rows` rows, forward or backward (above).
 template <class N>
 constexpr N cross_entropy_flops(bool backward, N n, N rows) {
-  return backward ? N(5) * n + N(2) * rows : N(4) * n + rows;
+  return backward ? N(3) * n + N(2) * rows : N(4) * n + rows;
 }
 
 /// One pairwise step of an einsum: `x_all`, `y_all` the sizes (products of axis lengths)

@@ -244,7 +244,7 @@ struct StepCoster {
         const std::vector<std::string> f = factors(plan, x, d, d + 1, false);
         row_factors.insert(row_factors.end(), f.begin(), f.end());
       }
-    c.flops_formula = numel_formula(x) * Count(s.backward ? 5 : 4) + Formula::product(s.backward ? 2 : 1, row_factors);
+    c.flops_formula = numel_formula(x) * Count(s.backward ? 3 : 4) + Formula::product(s.backward ? 2 : 1, row_factors);
     move(c, s.srcs, s.dst);
     return c;
   }

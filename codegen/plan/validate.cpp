@@ -178,7 +178,9 @@ void validate(const Plan& plan) {
             make(s.dst);
           } else {
             static_assert(std::is_same_v<S, CrossEntropyStep>, "validate(): a step kind without its checks");
-            EINEXPR_ASSERT(s.srcs.size() == (s.backward ? 3u : 2u), "plan: a cross-entropy has the wrong sources");
+            // backward: dY, the logits, the targets, and optionally the forward's loss
+            EINEXPR_ASSERT(s.backward ? (s.srcs.size() == 3u || s.srcs.size() == 4u) : s.srcs.size() == 2u,
+                           "plan: a cross-entropy has the wrong sources");
             for (int v : s.srcs) use(v);
             write(s.dst, false);
             const int logits = s.srcs[s.backward ? 1 : 0], targets = s.srcs[s.backward ? 2 : 1];

@@ -264,17 +264,17 @@ namespace {
 /// targets and the per-row tensor (loss or dY), and the classes' dim of the logits (and of
 /// dlogits).
 struct XentRows {
-  Nest<4> rows;                 // views: logits, targets, per-row (loss or dY), dlogits
+  Nest<5> rows;                 // views: logits, targets, per-row (loss or dY), dlogits, the loss (backward)
   std::int64_t classes = 0;
   std::int64_t x_stride = 0;    // the logits' stride along the classes
   std::int64_t dx_stride = 0;   // dlogits'
 };
 
 XentRows xent_rows(const CrossEntropyStep& step, const Layout& logits, const Layout& targets, const Layout& per_row,
-                   const Layout* dlogits) {
+                   const Layout* dlogits, const Layout* loss) {
   XentRows g;
   Shape shape;
-  std::array<Strides, 4> strides{};
+  std::array<Strides, 5> strides{};
   std::size_t r = 0;
   for (std::size_t d = 0; d < logits.shape.size(); ++d) {
     if (static_cast<int>(d) == step.axis) {
@@ -288,10 +288,11 @@ XentRows xent_rows(const CrossEntropyStep& step, const Layout& logits, const Lay
     strides[1].push_back(targets.strides[r]);
     strides[2].push_back(per_row.strides[r]);
     strides[3].push_back(dlogits ? dlogits->strides[d] : 0);
+    strides[4].push_back(loss ? loss->strides[r] : 0);
     ++r;
   }
   // Unit rows: a Nest needs at least one dim; make() adds one of length 1 when none is left.
-  g.rows = Nest<4>::make(shape, strides);
+  g.rows = Nest<5>::make(shape, strides);
   return g;
 }
 
@@ -309,7 +310,12 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
   const bool backward = step.backward;
   const Operand logits = srcs[backward ? 1 : 0], targets = srcs[backward ? 2 : 1];
   const Operand per_row = backward ? srcs[0] : dst;
-  const XentRows g = xent_rows(step, logits.layout, targets.layout, per_row.layout, backward ? &dst.layout : nullptr);
+  // The backward's 4th source, when the plan gives it, is the forward's loss: the row's
+  // log-sum-exp is loss + x[target] again, so dlogits take one pass (one exp a logit).
+  const bool has_loss = backward && srcs.size() > 3;
+  const Operand loss = has_loss ? srcs[3] : dst;
+  const XentRows g = xent_rows(step, logits.layout, targets.layout, per_row.layout, backward ? &dst.layout : nullptr,
+                               has_loss ? &loss.layout : nullptr);
   const std::int64_t ignore = step.ignore_index;
   Kernel k;
   k.name = std::string(backward ? "d." : "") + "cross_entropy " + std::string(name(dtype)) + " " +
@@ -327,6 +333,9 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
         const std::int64_t t0 = targets.layout.offset;
         S* out = buffer_ptr<S>(ws, dst.buffer) + dst.layout.offset;
         const S* dy = backward ? buffer_ptr<const S>(ws, srcs[0].buffer) + srcs[0].layout.offset : nullptr;
+        // A reduced-float loss holds too few bits to give the log-sum-exp back: recomputed.
+        const S* lossp = has_loss && std::is_same_v<S, C> ? buffer_ptr<const S>(ws, loss.buffer) + loss.layout.offset
+                                                          : nullptr;
         const std::int64_t n = g.classes, rows = g.rows.numel();
         const vec::RowKernels<C>& rk = row_kernels<C>();
         const bool in_place = std::is_same_v<S, C> && g.x_stride == 1;
@@ -338,7 +347,7 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
           std::vector<C> row(in_place ? 0 : static_cast<std::size_t>(n));
           std::vector<C> grad(backward && !out_direct ? static_cast<std::size_t>(n) : 0);
           std::vector<C> scratch(backward ? static_cast<std::size_t>(n) : 0);
-          Odometer<4> odo(g.rows.shape, g.rows.strides, g.rows.shape.size());
+          Odometer<5> odo(g.rows.shape, g.rows.strides, g.rows.shape.size());
           odo.seek(begin);
           for (std::int64_t r = begin; r < end; ++r, odo.next()) {
             const auto& o = odo.offsets();
@@ -361,8 +370,15 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
             S* dxr = out + o[3];
             const C scale = ignored ? C(0) : Element<S>::load(dy[o[2]]);
             C* gr = out_direct ? reinterpret_cast<C*>(dxr) : grad.data();
+            // lse from the loss where it is finite (a row of -inf logits, or an infinite
+            // loss, takes the two-pass softmax)
+            const C lse = lossp && !ignored ? Element<S>::load(lossp[o[4]]) + xc[t] : C(0);
             if (ignored) {
               std::fill(gr, gr + n, C(0));
+            } else if (lossp && std::isfinite(lse)) {
+              rk.scaled_exp(xc, gr, n, lse, scale, stream && gr == reinterpret_cast<C*>(dxr));
+              if (stream) rk.fence();
+              gr[t] -= scale;
             } else {
               rk.scaled_softmax(xc, gr, n, scale, stream && gr == reinterpret_cast<C*>(dxr), scratch.data());
               if (stream) rk.fence();

@@ -49,6 +49,9 @@ struct RowKernels {
   /// exponentials go to y, or to `scratch` when y is streamed, then are scaled): cross_entropy's
   /// dlogits before the target's -scale.
   void (*scaled_softmax)(const T* x, T* y, std::int64_t n, T scale, bool stream, T* scratch) = nullptr;
+  /// y = scale · exp(x - shift) over a row of n, in one pass: cross_entropy's dlogits when
+  /// the row's log-sum-exp (`shift`) is known from the forward's loss.
+  void (*scaled_exp)(const T* x, T* y, std::int64_t n, T shift, T scale, bool stream) = nullptr;
 };
 
 /// FMA chains on registers, no memory traffic: `fma_chains` independent chains of `lanes`

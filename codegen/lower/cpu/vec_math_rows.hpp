@@ -15,6 +15,7 @@
 // them (it is not read again; the caller fences). `scratch` (n elements, apart from x and
 // y): softmax's exponentials before the scaling, so that y is written once.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "vec_math_kernels.hpp"
@@ -200,17 +201,37 @@ struct EntropyRows {
   using R = typename V::R;
   static constexpr int w = V::width;
 
+  /// Elements of a logsumexp block: read from memory once for its max, then again from L1
+  /// for its exps (8 KiB of f32, 16 KiB of f64).
+  static constexpr std::int64_t lse_block = 2048;
+
+  /// One pass over memory: block by block, the block's max, the running sum rescaled (one
+  /// scalar exp) when the max grows, then the block's exps summed while it is in L1. (Two
+  /// passes, a max over the whole row and then its exps, read a row larger than L1 twice and
+  /// left the exps waiting on memory: 0.37 of the read bandwidth at 8192 x 50257 f32.)
   static T logsumexp(const T* x, std::int64_t n) {
     const T minus_inf = -__builtin_inf();
     if (n <= 0) return minus_inf;
-    const T mx = Rows<V>::max_of(x, n);
-    if (mx == minus_inf) return minus_inf;  // a row of -inf (exp(-inf - -inf) would be NaN)
-    const R m = V::set(mx);
-    const T s = Rows<V>::sum(x, n, [&](R v) { return V::exp(V::sub(v, m)); });
-    T l[w] = {};
-    l[0] = s;
-    V::store(l, V::log(V::load(l)));  // through the ISA's log, as log_softmax
-    return mx + l[0];
+    T mx = minus_inf;
+    double total = 0;
+    for (std::int64_t i = 0; i < n; i += lse_block) {
+      const std::int64_t len = std::min(lse_block, n - i);
+      const T bm = Rows<V>::max_of(x + i, len);
+      if (bm == minus_inf) continue;  // a block of -inf adds nothing (exp(-inf - -inf) would be NaN)
+      if (bm > mx) {
+        if (mx != minus_inf) total *= std::exp(static_cast<double>(mx) - static_cast<double>(bm));
+        mx = bm;
+      }
+      const R m = V::set(mx);
+      total += Rows<V>::sum(x + i, len, [&](R v) { return V::exp(V::sub(v, m)); });
+    }
+    if (mx == minus_inf) return minus_inf;  // a row of -inf
+    return static_cast<T>(static_cast<double>(mx) + std::log(total));
+  }
+
+  static void scaled_exp(const T* x, T* y, std::int64_t n, T shift, T scale, bool stream) {
+    const R s = V::set(shift), k = V::set(scale);
+    Rows<V>::write(x, y, n, stream, [&](R v) { return V::mul(V::exp(V::sub(v, s)), k); });
   }
 
   static void scaled_softmax(const T* x, T* y, std::int64_t n, T scale, bool stream, T* scratch) {
@@ -229,6 +250,7 @@ RowKernels<typename V::T> make_row_kernels() {
   k.fence = &V::fence;
   k.logsumexp = &EntropyRows<V>::logsumexp;
   k.scaled_softmax = &EntropyRows<V>::scaled_softmax;
+  k.scaled_exp = &EntropyRows<V>::scaled_exp;
   return k;
 }
 

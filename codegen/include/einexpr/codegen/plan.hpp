@@ -252,7 +252,8 @@ struct JoinStep {
   friend bool operator==(const JoinStep&, const JoinStep&) = default;
 };
 /// cross_entropy along dim `axis` of the logits (contract above). Forward srcs: logits,
-/// targets; dst the loss. Backward srcs: dY, logits, targets; dst dlogits.
+/// targets; dst the loss. Backward srcs: dY, logits, targets, and optionally the forward's
+/// loss (each row's log-sum-exp is loss + logits[target]: one pass); dst dlogits.
 struct CrossEntropyStep {
   std::vector<int> srcs;
   int dst = 0;
