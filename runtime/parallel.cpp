@@ -33,9 +33,11 @@ constexpr auto spin_time = std::chrono::microseconds(50);
 constexpr auto caller_spin_time = std::chrono::microseconds(20);
 /// After a job whose caller waited long for a piece another thread held (that thread was off
 /// its core: other work holds the cores), jobs run on their caller alone for a while: at
-/// first this long, doubling while the next job shared out stalls again, up to the longest.
-/// A job that shares out without a stall sets it back to the first.
-constexpr std::int64_t first_backoff_ns = 2'000'000, longest_backoff_ns = 64'000'000;
+/// first this long, doubling with each stall that comes within stall_memory_ns of the last
+/// (the cores stay busy), up to the longest; a stall after a longer calm starts again at the
+/// first (a quiet machine's rare interrupt costs 2 ms on one thread).
+constexpr std::int64_t first_backoff_ns = 2'000'000, longest_backoff_ns = 128'000'000;
+constexpr std::int64_t stall_memory_ns = 250'000'000;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
@@ -131,11 +133,12 @@ class Pool {
     if (mine == 0) return;  // pool threads took every piece: nothing to compare with
     const std::int64_t waited = now_ns() - own_done, per_piece = (own_done - start) / mine;
     if (waited > 2 * per_piece + 50'000) {
+      const std::int64_t now = now_ns();
       stalls_.fetch_add(1, std::memory_order_relaxed);
-      serial_until_.store(now_ns() + backoff_ns_, std::memory_order_relaxed);
-      backoff_ns_ = std::min(2 * backoff_ns_, longest_backoff_ns);
-    } else {
-      backoff_ns_ = first_backoff_ns;
+      backoff_ns_ = now - last_stall_ns_ < stall_memory_ns ? std::min(2 * backoff_ns_, longest_backoff_ns)
+                                                           : first_backoff_ns;
+      last_stall_ns_ = now;
+      serial_until_.store(now + backoff_ns_, std::memory_order_relaxed);
     }
   }
 
@@ -212,6 +215,7 @@ class Pool {
   std::atomic<int> helpers_{0};
   int workers_ = 0;  // under busy_
   std::int64_t backoff_ns_ = first_backoff_ns;  // under busy_
+  std::int64_t last_stall_ns_ = INT64_MIN / 2;   // under busy_
   std::atomic<std::int64_t> serial_until_{0};   // now_ns() before which jobs run on their caller
   // The job's fields: written by the caller before it publishes the claim word (release),
   // read by a thread after it claimed a piece of that job (acquire), so they are the job's.

@@ -13,8 +13,9 @@
 //     (std::atomic::wait), so it holds no core another process needs;
 //   - after a stall (the caller waited far longer than a piece takes for a piece another
 //     thread held: that thread was off its core), jobs run on their caller alone for 2 ms,
-//     doubling up to 64 ms while the next shared job stalls again: on a machine whose cores
-//     other work holds, einexpr runs as one thread would, not a scheduler slice slower.
+//     doubling (up to 128 ms) with each stall within 250 ms of the last: on a machine whose
+//     cores other work holds, einexpr runs as one thread would, not a scheduler slice
+//     slower; on a quiet one a rare stall costs 2 ms on one thread.
 // Results are the same on any schedule: fn's pieces are fixed, and a caller that combines
 // per-piece partial results combines them in piece order. One job runs on the pool at a
 // time; a caller that finds it busy (another thread's job), and a call from inside a piece,
