@@ -31,6 +31,17 @@ constexpr auto spin_time = std::chrono::microseconds(50);
 /// How long a caller that has run out of pieces spins for the pieces others hold before it
 /// sleeps until the last one is done.
 constexpr auto caller_spin_time = std::chrono::microseconds(20);
+/// After a job whose caller waited long for a piece another thread held (that thread was off
+/// its core: other work holds the cores), jobs run on their caller alone for a while: at
+/// first this long, doubling with each stall that comes within stall_memory_ns of the last
+/// (the cores stay busy), up to the longest; a stall after a longer calm starts again at the
+/// first (a quiet machine's rare interrupt costs 2 ms on one thread).
+constexpr std::int64_t first_backoff_ns = 2'000'000, longest_backoff_ns = 128'000'000;
+constexpr std::int64_t stall_memory_ns = 250'000'000;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
 
 // The claim word: (epoch, pieces, next piece) of the current job, so that a thread can tell
 // from the one value it compares and swaps whether a piece is left, whatever job it
@@ -61,7 +72,8 @@ class Pool {
 
   void run(std::int64_t n, std::int64_t pieces, detail::PieceFn fn, const void* context) {
     const int threads = num_threads();
-    if (pieces <= 1 || threads <= 1 || in_job || !busy_.try_lock()) {
+    if (pieces <= 1 || threads <= 1 || in_job || now_ns() < serial_until_.load(std::memory_order_relaxed) ||
+        !busy_.try_lock()) {
       if (pieces > 1 && threads > 1) serial_jobs_.fetch_add(1, std::memory_order_relaxed);
       for (std::int64_t p = 0; p < pieces; ++p) {
         const auto [b, e] = piece_range(n, p, pieces);
@@ -73,6 +85,7 @@ class Pool {
     const InJob job;
     grow(threads - 1);
     jobs_.fetch_add(1, std::memory_order_relaxed);
+    const std::int64_t start = now_ns();
     // Publish: the fields, then the claim word (release), then wake the sleepers.
     n_ = n;
     pieces_ = pieces;
@@ -90,6 +103,7 @@ class Pool {
     std::int64_t mine = 0;
     for (std::int64_t p; (p = take()) >= 0; ++mine) work(p);
     caller_pieces_.fetch_add(mine, std::memory_order_relaxed);
+    const std::int64_t own_done = now_ns();
     const auto target = static_cast<std::uint32_t>(pieces);
     const auto until = Clock::now() + caller_spin_time;
     for (int spins = 0; done_.load(std::memory_order_acquire) < target; ++spins) {
@@ -103,14 +117,31 @@ class Pool {
         break;
       }
     }
+    judge(start, own_done, mine);
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
   }
 
   PoolStats stats() const noexcept {
-    return {jobs_.load(), caller_pieces_.load(), pool_pieces_.load(), serial_jobs_.load()};
+    return {jobs_.load(), caller_pieces_.load(), pool_pieces_.load(), serial_jobs_.load(), stalls_.load()};
   }
 
  private:
+  /// After the job: did the caller wait for a piece held by a thread that was off its core?
+  /// Healthy, it waits at most about one piece (the last one another thread started before
+  /// the caller ran out); a stall is a scheduler slice (milliseconds). Under busy_.
+  void judge(std::int64_t start, std::int64_t own_done, std::int64_t mine) {
+    if (mine == 0) return;  // pool threads took every piece: nothing to compare with
+    const std::int64_t waited = now_ns() - own_done, per_piece = (own_done - start) / mine;
+    if (waited > 2 * per_piece + 50'000) {
+      const std::int64_t now = now_ns();
+      stalls_.fetch_add(1, std::memory_order_relaxed);
+      backoff_ns_ = now - last_stall_ns_ < stall_memory_ns ? std::min(2 * backoff_ns_, longest_backoff_ns)
+                                                           : first_backoff_ns;
+      last_stall_ns_ = now;
+      serial_until_.store(now + backoff_ns_, std::memory_order_relaxed);
+    }
+  }
+
   /// The next piece of the job the claim word holds, or -1 when it has none left.
   std::int64_t take() {
     std::uint64_t v = claim_.load(std::memory_order_acquire);
@@ -183,6 +214,9 @@ class Pool {
   std::atomic<bool> caller_waiting_{false};
   std::atomic<int> helpers_{0};
   int workers_ = 0;  // under busy_
+  std::int64_t backoff_ns_ = first_backoff_ns;  // under busy_
+  std::int64_t last_stall_ns_ = INT64_MIN / 2;   // under busy_
+  std::atomic<std::int64_t> serial_until_{0};   // now_ns() before which jobs run on their caller
   // The job's fields: written by the caller before it publishes the claim word (release),
   // read by a thread after it claimed a piece of that job (acquire), so they are the job's.
   std::int64_t n_ = 0, pieces_ = 0;
@@ -191,7 +225,7 @@ class Pool {
   std::atomic<bool> failed_{false};
   std::mutex error_lock_;
   std::exception_ptr error_;
-  std::atomic<std::int64_t> jobs_{0}, caller_pieces_{0}, pool_pieces_{0}, serial_jobs_{0};
+  std::atomic<std::int64_t> jobs_{0}, caller_pieces_{0}, pool_pieces_{0}, serial_jobs_{0}, stalls_{0};
 };
 
 }  // namespace

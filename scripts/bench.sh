@@ -27,7 +27,9 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEINEXPR_NATIVE=ON -
   -DEINEXPR_BUILD_BENCH=ON -DEINEXPR_BUILD_TESTS=OFF -DEINEXPR_BUILD_EXAMPLES=OFF \
   ${EINEXPR_BLAS:+-DEINEXPR_BLAS=$EINEXPR_BLAS} >/dev/null
 cmake --build "$build" -j "$(nproc)" --target einexpr_bench
-# How long an idle OpenMP thread spins before it sleeps. libgomp's default (300000 spins,
+# How long an idle OpenMP thread spins before it sleeps: einexpr's kernels run on its own pool
+# (runtime/parallel.hpp), but the limits beside them (bench/harness.cpp: memcpy, read-sum,
+# fill split over OpenMP threads) and the FMA probe use OpenMP. libgomp's default (300000 spins,
 # or forever with OMP_WAIT_POLICY=active) takes the core a partner needs when other work
 # shares the 2 cores; OMP_WAIT_POLICY=passive (no spin) pays a wake-up at every parallel
 # region (the 1024x256x64 GEMM: 214 µs passive, 167 µs with 10000 spins, measured here).

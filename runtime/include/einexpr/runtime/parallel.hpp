@@ -10,7 +10,12 @@
 //     caller whose last piece is held by a thread off its core spins about 20 µs, then
 //     sleeps until that piece is done;
 //   - an idle pool thread spins for a bounded time (about 50 µs), then sleeps on a futex
-//     (std::atomic::wait), so it holds no core another process needs.
+//     (std::atomic::wait), so it holds no core another process needs;
+//   - after a stall (the caller waited far longer than a piece takes for a piece another
+//     thread held: that thread was off its core), jobs run on their caller alone for 2 ms,
+//     doubling (up to 128 ms) with each stall within 250 ms of the last: on a machine whose
+//     cores other work holds, einexpr runs as one thread would, not a scheduler slice
+//     slower; on a quiet one a rare stall costs 2 ms on one thread.
 // Results are the same on any schedule: fn's pieces are fixed, and a caller that combines
 // per-piece partial results combines them in piece order. One job runs on the pool at a
 // time; a caller that finds it busy (another thread's job), and a call from inside a piece,
@@ -52,10 +57,12 @@ void parallel_for(std::int64_t n, std::int64_t pieces, F&& fn) {
 /// items: a few per thread (so a late thread's share can be taken), at least one.
 std::int64_t pieces_for(std::int64_t n, std::int64_t grain) noexcept;
 
-/// What the pool did since the process started (tests, the bench): jobs run, pieces the
-/// caller ran, pieces pool threads ran, jobs run serially because the pool was busy.
+/// What the pool did since the process started (tests, the bench): jobs shared out, pieces
+/// the caller ran, pieces pool threads ran, jobs of more than one piece run on their caller
+/// alone (the pool was busy, a nested call, or a backoff after a stall), and stalls (jobs
+/// whose caller waited long for a piece a thread off its core held).
 struct PoolStats {
-  std::int64_t jobs = 0, caller_pieces = 0, pool_pieces = 0, serial_jobs = 0;
+  std::int64_t jobs = 0, caller_pieces = 0, pool_pieces = 0, serial_jobs = 0, stalls = 0;
 };
 PoolStats pool_stats() noexcept;
 
