@@ -6,7 +6,8 @@
 //   add_at grad   get_at's gradient (zeros of V x D, then dY added at the tokens): memset of
 //                 the 147 MiB table plus a read of the 24 MiB of dY (target 0.9)
 //   cross_entropy forward on (8192, 50257) f32 logits (1.5 GiB): a read of the logits
-//                 (target 0.5); backward (dlogits from dY): the same read (target 0.5)
+//                 (target 0.5); backward (dlogits from dY and the loss): the same read (target
+//                 0.5), and beside it a memcpy of the logits (dlogits are written as large)
 //   concatenation "b s1 d, b s2 d -> b (s1 + s2) d" (256 MiB out): memcpy of the same bytes
 //                 (target 0.9); a split into three contiguous outputs, the same
 // Tokens and targets are (i · 7919 + 17) mod V, the values pattern_f32: the torch script makes
@@ -44,6 +45,20 @@ Backward backward_of(const einexpr::Plan& forward) {
   return {einexpr::lower_cpu(g.at(0).plan), g.at(0).sources};
 }
 
+/// The tensors a gradient reads, in its sources' order: dY, the forward's output Y (the
+/// cross-entropy's loss), the forward's inputs.
+std::vector<Tensor> sources_of(const Backward& g, const std::vector<Tensor>& in, const Tensor& dy, const Tensor& y) {
+  std::vector<Tensor> out;
+  for (const einexpr::GradientSource& s : g.sources) {
+    switch (s.kind) {
+      case einexpr::GradientSource::Kind::output_gradient: out.push_back(dy); break;
+      case einexpr::GradientSource::Kind::output: out.push_back(y); break;
+      case einexpr::GradientSource::Kind::input: out.push_back(in.at(static_cast<std::size_t>(s.input))); break;
+    }
+  }
+  return out;
+}
+
 void add_get_at() {
   const std::string w = "get_at [v] d, b s -> b s d 50257x768 8x1024 f32";
   const double bytes = 2.0 * B * S * D * 4;  // the rows read, the output written
@@ -70,9 +85,7 @@ void add_embedding_backward() {
     const einexpr::Compiled c(einexpr::OpSpec::get_at(), "[v] d, b s -> b s d");
     const std::vector<Tensor> in{table, idx};
     auto bw = std::make_shared<Backward>(backward_of(c.plan(in)));
-    std::vector<Tensor> sources;  // dY, then the indices
-    for (const einexpr::GradientSource& s : bw->sources)
-      sources.push_back(s.kind == einexpr::GradientSource::Kind::output_gradient ? dy : in.at(static_cast<std::size_t>(s.input)));
+    const std::vector<Tensor> sources = sources_of(*bw, in, dy, Tensor());  // dY, then the indices
     return std::function<void()>([=] { benchmark_keep(bw->program.run(std::span<const Tensor>(sources)).numel()); });
   });
   add(w, "limit:memset+read", threads_used, work, [=](int threads) {
@@ -99,32 +112,34 @@ void add_cross_entropy() {
     auto* x = static_cast<float*>(input(fw, "logits", logits).data_ptr());
     return std::function<void()>([=] { benchmark_keep(read_sum(x, static_cast<std::size_t>(n), threads)); });
   });
-  add(bw, "fresh", threads_used, Work{5 * n + 2 * ROWS, 8 * n, 0.5}, [=](int) {
+  add(bw, "fresh", threads_used, Work{3 * n + 2 * ROWS, 8 * n, 0.5}, [=](int) {
     const Tensor x = input(fw, "logits", logits), t = input(fw, "targets", targets);
     const Tensor dy = input(bw, "dy", [] { return pattern_f32({ROWS}); });
     const einexpr::Compiled c(einexpr::OpSpec::cross_entropy(), "b [v], b -> b");
     const std::vector<Tensor> in{x, t};
     auto g = std::make_shared<Backward>(backward_of(c.plan(in)));
-    std::vector<Tensor> sources;  // dY, the logits, the targets
-    for (const einexpr::GradientSource& s : g->sources)
-      sources.push_back(s.kind == einexpr::GradientSource::Kind::output_gradient ? dy : in.at(static_cast<std::size_t>(s.input)));
+    const std::vector<Tensor> sources = sources_of(*g, in, dy, input(bw, "loss", [=] { return einexpr::cross_entropy(x, t, "b [v], b -> b"); }));
     return std::function<void()>([=] { benchmark_keep(g->program.run(std::span<const Tensor>(sources)).numel()); });
   });
-  add(bw, "out", threads_used, Work{5 * n + 2 * ROWS, 8 * n, 0.5}, [=](int) {
+  add(bw, "out", threads_used, Work{3 * n + 2 * ROWS, 8 * n, 0.5}, [=](int) {
     const Tensor x = input(fw, "logits", logits), t = input(fw, "targets", targets);
     const Tensor dy = input(bw, "dy", [] { return pattern_f32({ROWS}); });
     const einexpr::Compiled c(einexpr::OpSpec::cross_entropy(), "b [v], b -> b");
     const std::vector<Tensor> in{x, t};
     auto g = std::make_shared<Backward>(backward_of(c.plan(in)));
-    std::vector<Tensor> sources;
-    for (const einexpr::GradientSource& s : g->sources)
-      sources.push_back(s.kind == einexpr::GradientSource::Kind::output_gradient ? dy : in.at(static_cast<std::size_t>(s.input)));
+    const std::vector<Tensor> sources = sources_of(*g, in, dy, input(bw, "loss", [=] { return einexpr::cross_entropy(x, t, "b [v], b -> b"); }));
     auto out = std::make_shared<Tensor>(Tensor::empty(x.shape(), x.dtype()));
     return std::function<void()>([=] { g->program.run_into(std::span<const Tensor>(sources), *out); });
   });
-  add(bw, "limit:read", threads_used, Work{5 * n + 2 * ROWS, 8 * n, 0.5}, [=](int threads) {
+  add(bw, "limit:read", threads_used, Work{3 * n + 2 * ROWS, 8 * n, 0.5}, [=](int threads) {
     auto* x = static_cast<float*>(input(fw, "logits", logits).data_ptr());
     return std::function<void()>([=] { benchmark_keep(read_sum(x, static_cast<std::size_t>(n), threads)); });
+  });
+  // dlogits are as large as the logits: a copy of them is what the backward's memory must do.
+  add(bw, "limit:memcpy", threads_used, Work{3 * n + 2 * ROWS, 8 * n, 0.5}, [=](int threads) {
+    auto* x = static_cast<float*>(input(fw, "logits", logits).data_ptr());
+    auto* dst = static_cast<float*>(input(bw, "copy", logits).data_ptr());
+    return std::function<void()>([=] { memcpy_threads(dst, x, static_cast<std::size_t>(n) * 4, threads); });
   });
 }
 
