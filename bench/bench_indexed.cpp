@@ -137,9 +137,9 @@ void add_cross_entropy() {
   });
   // dlogits are as large as the logits: a copy of them is what the backward's memory must do.
   add(bw, "limit:memcpy", threads_used, Work{3 * n + 2 * ROWS, 8 * n, 0.5}, [=](int threads) {
-    auto* x = static_cast<float*>(input(fw, "logits", logits).data_ptr());
-    auto* dst = static_cast<float*>(input(bw, "copy", logits).data_ptr());
-    return std::function<void()>([=] { memcpy_threads(dst, x, static_cast<std::size_t>(n) * 4, threads); });
+    // Held as tensors: input() lets a workload's tensors go when another workload asks.
+    const Tensor x = input(fw, "logits", logits), dst = input(bw, "copy", logits);
+    return std::function<void()>([=] { memcpy_threads(dst.data_ptr(), x.data_ptr(), static_cast<std::size_t>(n) * 4, threads); });
   });
 }
 
