@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan + coverage, in build-fuzz/) and runs
 # each for SECONDS (default 60), one after another, from its seed corpus in fuzz/corpus/<t>.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: model, npy, parse, plan (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: model, npy, parse, plan, order (default: all)
 # Environment: EINEXPR_FUZZ_JOBS=N runs N fuzzing processes per target (libFuzzer -fork);
 # EINEXPR_FUZZ_BUILD_DIR picks the build directory. New inputs go to
 # build-fuzz/fuzz/work/<t>/corpus, crashes to build-fuzz/fuzz/work/<t>/crashes/; each run
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(model npy parse plan)
+[ ${#targets[@]} -eq 0 ] && targets=(model npy parse plan order)
 build="${EINEXPR_FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${EINEXPR_FUZZ_JOBS:-1}"
 
