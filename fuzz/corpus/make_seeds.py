@@ -285,7 +285,7 @@ def order_seeds():
         ("rand_13_inconsistent", "f32", 1, 0, rand_equation(rng, 13, 3, 2), [1, 2]),
         ("rand_20_huge", "f32", 4, 0, rand_equation(rng, 20, 3, 2), [0x85, 1, 0x87, 2]),
         ("rand_12_lengths", "f32", 2, 0, rand_equation(rng, 12, 2, 2), [1, 2]),
-        ("groups_2x8", "f64", 0, 0, chain(7) + ", " + ring(8).replace(" ->", "").replace("r", "g"), [1, 0]),
+        ("groups_2x8", "f64", 0, 0, chain(7).replace(" -> c0 c7", ", ") + ring(8).replace("r", "g") + " c0 c7", [1, 0]),
         ("batch_12_ellipsis", "f32", 0, 0, ", ".join("... e%d e%d" % (i, i + 1) for i in range(12)) + " -> ... e0", [1]),
         ("rand_11_zero", "f32", 0, 0, rand_equation(rng, 11, 3, 2), [1, 5]),
     ]
