@@ -15,17 +15,19 @@ namespace fuzz {
 
 const char* name(Kind kind) {
   constexpr const char* names[] = {"rearrange", "reduce", "repeat", "einsum", "binary map", "unary map",
-                                   "get_at", "add_at", "cross_entropy"};
+                                   "get_at", "add_at", "cross_entropy", "pack", "unpack"};
   return names[static_cast<int>(kind)];
 }
 
 Op op_of(Kind kind) {
   constexpr Op ops[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum, Op::map, Op::map,
-                        Op::get_at, Op::add_at, Op::cross_entropy};
+                        Op::get_at, Op::add_at, Op::cross_entropy, Op::pack, Op::unpack};
   return ops[static_cast<int>(kind)];
 }
 
 bool indexed(Kind kind) { return kind == Kind::get_at || kind == Kind::add_at || kind == Kind::cross_entropy; }
+
+std::size_t num_inputs(const Case& c) { return c.inputs.size(); }
 
 namespace {
 
@@ -90,6 +92,30 @@ void draw_ellipsis(ByteReader& r, Case& c) {
   for (const Shape& e : c.ellipsis)
     for (std::size_t i = 0; i < e.size(); ++i)
       if (e[i] != 1) c.out_ellipsis[rank - e.size() + i] = e[i];
+}
+
+/// pack: 1-4 inputs, each with its own "*" dims (0-2 of them), the output's "*" their sizes'
+/// sum. unpack: 1-4 outputs' "*" shapes, the one input's "*" their sum, the output planned,
+/// and sometimes a -1 in one shape (inferred). ShapeError when the sum overflows.
+void draw_pack(ByteReader& r, Case& c) {
+  const unsigned n = 1 + r.below(4);
+  std::vector<Shape> parts(n);
+  std::int64_t total = 0;
+  for (Shape& part : parts) {
+    part.resize(r.below(3));
+    for (auto& len : part) len = draw_length(r, c.huge);
+    total = checked_add(total, checked_numel(part));
+  }
+  if (c.kind == Kind::pack) {
+    c.ellipsis = parts;
+    c.out_ellipsis = {total};
+    return;
+  }
+  c.unpack_output = static_cast<int>(r.below(n));
+  c.unpack_shapes = parts;
+  if (Shape& s = c.unpack_shapes[r.below(n)]; r.below(4) == 0 && !s.empty()) s[r.below(static_cast<unsigned>(s.size()))] = -1;
+  c.ellipsis = {Shape{total}};
+  c.out_ellipsis = parts[static_cast<std::size_t>(c.unpack_output)];
 }
 
 /// The shape of an operand (or the output) under the case's sizes; ShapeError on overflow.
@@ -172,7 +198,7 @@ Layout draw_layout(ByteReader& r, const Shape& shape) {
 
 void draw_lengths(ByteReader& r, Case& c) {
   const bool multi = c.kind == Kind::einsum || c.kind == Kind::binary;  // lengths are rare there
-  if (c.kind == Kind::unary || (multi && !c.all_lengths && r.below(4) != 0)) return;
+  if (c.kind == Kind::unary || c.kind == Kind::pack || c.kind == Kind::unpack || (multi && !c.all_lengths && r.below(4) != 0)) return;
   for (const std::string& n : c.names) {
     if (!c.all_lengths && !r.flag()) continue;
     std::int64_t len = c.sizes.at(n);
@@ -183,7 +209,7 @@ void draw_lengths(ByteReader& r, Case& c) {
 }
 
 void read_header(ByteReader& r, Case& c) {
-  c.kind = static_cast<Kind>(r.below(9));
+  c.kind = static_cast<Kind>(r.below(num_kinds));
   c.dtype = all_dtypes[r.below(9)];
   const std::uint8_t flags = r.byte();
   c.consistent = (flags & 1) == 0;
@@ -201,10 +227,11 @@ void read_header(ByteReader& r, Case& c) {
 
 }  // namespace
 
-std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
+std::optional<Case> decode(const std::uint8_t* data, std::size_t size, std::optional<Kind> only) {
   ByteReader r(data, size);
   Case c;
   read_header(r, c);
+  if (only) c.kind = *only;
   c.text = std::string(r.until('\0'));
   if (c.kind == Kind::unary) {
     c.text.clear();
@@ -213,7 +240,8 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
     c.pattern.output = c.pattern.operands[0];
   } else {
     try {
-      c.pattern = indexed(c.kind) ? parse_indexed(c.text) : parse(c.text);
+      const bool packed = c.kind == Kind::pack || c.kind == Kind::unpack;
+      c.pattern = indexed(c.kind) ? parse_indexed(c.text) : packed ? pack_as_pattern(parse_pack(c.text)) : parse(c.text);
       check(c.pattern, op_of(c.kind));
     } catch (const PatternError&) {
       return std::nullopt;
@@ -222,11 +250,13 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
   for (const ast::Operand& o : c.pattern.operands) collect_names(o, c);
   collect_names(c.pattern.output, c);
   for (const std::string& n : c.names) c.sizes[n] = draw_length(r, c.huge);
-  draw_ellipsis(r, c);
+  const bool pack = c.kind == Kind::pack;
+  if (!pack && c.kind != Kind::unpack) draw_ellipsis(r, c);
   try {
+    if (pack || c.kind == Kind::unpack) draw_pack(r, c);
     std::vector<Shape> shapes;
-    for (std::size_t i = 0; i < c.pattern.operands.size(); ++i)
-      shapes.push_back(shape_of(c.pattern.operands[i], c, c.ellipsis[i]));
+    for (std::size_t i = 0; i < c.ellipsis.size(); ++i)  // a pack's inputs share its one operand
+      shapes.push_back(shape_of(c.pattern.operands[pack ? 0 : i], c, c.ellipsis[i]));
     if (!c.consistent) perturb(r, c, shapes);
     for (const Shape& s : shapes) {
       c.inputs.push_back(draw_layout(r, s));
@@ -244,6 +274,8 @@ std::optional<Case> decode(const std::uint8_t* data, std::size_t size) {
 Shape expected_output_shape(const Case& c) { return shape_of(c.pattern.output, c, c.out_ellipsis); }
 
 OpSpec spec_of(const Case& c) {
+  if (c.kind == Kind::pack) return OpSpec::pack();
+  if (c.kind == Kind::unpack) return OpSpec::unpack(c.unpack_shapes, c.unpack_output);
   OpSpec s = OpSpec::of(op_of(c.kind), c.lengths);
   std::visit(
       [&](auto& o) {

@@ -1,5 +1,5 @@
-// fuzz_plan's execution of small cases: lower_cpu + run on random data, with offsets and the
-// case's strides. Invariants (a violation aborts):
+// fuzz_plan's and fuzz_order's execution of small cases: lower_cpu + run on random data,
+// with offsets and the case's strides. Invariants (a violation aborts):
 //   - the run leaves every input's storage byte-for-byte as it was;
 //   - the result has the plan's output shape and, for a consistent case, equals the naive
 //     reference loop (tests/lib/reference.cpp): exactly for copies and integers, within the
@@ -8,6 +8,8 @@
 //     second time from the program cache) and a Compiled expression give the same bytes;
 //   - run_into a fresh tensor (contiguous or transposed) gives the same values;
 //   - with the k-th allocation failing, the run throws AllocationError and the inputs stay;
+//   - pack and unpack (no reference) undo each other: pack's result unpacks to its inputs,
+//     unpack's outputs pack back to its input, byte for byte;
 //   - an einsum's gradients (derived from its plan, backward.hpp) run and equal the naive
 //     f64 gradient (tests/lib/reference.cpp), diagonals, 0-d and broadcast operands included.
 #include <cmath>
@@ -94,7 +96,7 @@ std::string number(double v) {
 }
 
 bool comparable(const Case& c) {
-  if (!c.consistent) return false;
+  if (!c.consistent || c.kind == Kind::pack || c.kind == Kind::unpack) return false;  // check_pack_round_trip
   if (c.kind == Kind::rearrange || c.kind == Kind::repeat) return true;  // copies: exact in every dtype
   if (c.dtype == DType::f64 || c.dtype == DType::f32 || is_integer(c.dtype)) return true;
   return c.dtype == DType::boolean && c.kind == Kind::reduce;
@@ -113,7 +115,8 @@ reference::Result reference_of(const Case& c, const std::vector<Tensor>& xs) {
     case Kind::binary: return reference::binary(xs[0], xs[1], c.text, c.binary, all);
     case Kind::unary: break;
     case Kind::get_at: case Kind::add_at: case Kind::cross_entropy:  // not run (plan_case.hpp)
-      throw InternalError("fuzz: an indexed kind reached the reference", __FILE__, __LINE__);
+    case Kind::pack: case Kind::unpack:                                // check_pack_round_trip
+      throw InternalError("fuzz: an indexed kind, pack or unpack reached the reference", __FILE__, __LINE__);
   }
   reference::Result r{xs[0].shape(), xs[0].to_vector<double>()};
   for (double& v : r.values) v = reference::unary(c.unary, v);
@@ -170,6 +173,8 @@ Tensor public_op(const Case& c, const std::vector<Tensor>& xs) {
     case Kind::einsum: return einsum(xs, c.text, c.lengths);
     case Kind::binary: return map(xs[0], xs[1], c.text, c.binary);
     case Kind::unary: return map(xs[0], c.unary);
+    case Kind::pack: return pack(xs, c.text).first;
+    case Kind::unpack: return unpack(xs[0], c.unpack_shapes, c.text).at(static_cast<std::size_t>(c.unpack_output));
     case Kind::get_at: case Kind::add_at: case Kind::cross_entropy: break;
   }
   return {};
@@ -193,7 +198,7 @@ void compare_with_public_op(const Case& c, const std::vector<Tensor>& xs, const 
   }
   FUZZ_CHECK(got.shape() == out.shape() && bytes_of(got) == bytes_of(out),
              std::string("the public op from its cache differs from the plan's run for '") + c.text + "'");
-  if (c.kind == Kind::binary || c.kind == Kind::unary) return;
+  if (c.kind == Kind::binary || c.kind == Kind::unary || c.kind == Kind::pack || c.kind == Kind::unpack) return;
   static constexpr Op ops[] = {Op::rearrange, Op::reduce, Op::repeat, Op::einsum};
   try {
     const Compiled f(ops[static_cast<int>(c.kind)], c.text, c.lengths, c.reduction, c.copy);
@@ -202,6 +207,29 @@ void compare_with_public_op(const Case& c, const std::vector<Tensor>& xs, const 
     FUZZ_CHECK(false, std::string("the compiled expression fails where the plan ran: ") + e.what());
   }
   FUZZ_CHECK(bytes_of(got) == bytes_of(out), std::string("the compiled expression differs for '") + c.text + "'");
+}
+
+/// pack and unpack undo each other: a consistent pack's result unpacks (its "*" shapes) to
+/// its inputs, byte for byte; a consistent unpack's outputs (one of them planned and run
+/// here, compared with the public op above) pack back to its input.
+void check_pack_round_trip(const Case& c, const std::vector<Tensor>& xs, const Tensor& out) {
+  if (!c.consistent || (c.kind != Kind::pack && c.kind != Kind::unpack)) return;
+  try {
+    if (c.kind == Kind::pack) {
+      const std::vector<Tensor> back = unpack(out, c.ellipsis, c.text);
+      FUZZ_CHECK(back.size() == xs.size(), "unpack gave another number of tensors than pack took");
+      for (std::size_t i = 0; i < xs.size(); ++i)
+        FUZZ_CHECK(back[i].shape() == xs[i].shape() && bytes_of(back[i]) == bytes_of(xs[i]),
+                   "pack then unpack does not give back tensor " + std::to_string(i + 1) + " for '" + c.text + "'");
+    } else {
+      const std::vector<Tensor> parts = unpack(xs[0], c.unpack_shapes, c.text);
+      const Tensor again = pack(parts, c.text).first;
+      FUZZ_CHECK(again.shape() == xs[0].shape() && bytes_of(again) == bytes_of(xs[0]),
+                 "unpack then pack does not give back the packed tensor for '" + c.text + "'");
+    }
+  } catch (const Error& e) {
+    FUZZ_CHECK(false, std::string("a round trip through pack and unpack fails: ") + e.what());
+  }
 }
 
 /// run_into a fresh tensor, contiguous or stored transposed, pre-filled with 7s.
@@ -253,6 +281,8 @@ void run_case(const Case& c, const Plan& plan, const std::vector<Gradient>* grad
   }
   compare_with_public_op(c, xs, out);
   check_untouched(xs, before, "the public op");
+  check_pack_round_trip(c, xs, out);
+  check_untouched(xs, before, "pack and unpack");
   check_run_into(c, program, xs, out);
   check_failed_allocation(c, program, xs, before);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan + coverage, in build-fuzz/) and runs
 # each for SECONDS (default 60), one after another, from its seed corpus in fuzz/corpus/<t>.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: model, npy, parse, plan (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: model, npy, parse, plan, order (default: all)
 # Environment: EINEXPR_FUZZ_JOBS=N runs N fuzzing processes per target (libFuzzer -fork);
 # EINEXPR_FUZZ_BUILD_DIR picks the build directory. New inputs go to
 # build-fuzz/fuzz/work/<t>/corpus, crashes to build-fuzz/fuzz/work/<t>/crashes/; each run
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(model npy parse plan)
+[ ${#targets[@]} -eq 0 ] && targets=(model npy parse plan order)
 build="${EINEXPR_FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${EINEXPR_FUZZ_JOBS:-1}"
 
@@ -32,11 +32,13 @@ for t in "${targets[@]}"; do
   [ "$t" = model ] && dict=fuzz/model.dict
   log="$work/last-run.log"
   echo "== fuzz_$t for ${seconds}s (log: $log)"
+  timeout=10
+  [ "$t" = order ] && timeout=60  # up to ~5 s of CPU an input under ASan (fuzz/CMakeLists.txt)
   fork=()
   [ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=1)
   status=0
   start=$(date +%s)
-  "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4200 \
+  "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len=4200 \
     -print_final_stats=1 -dict="$dict" -artifact_prefix="$work/crashes/" "${fork[@]}" \
     "$work/corpus" "fuzz/corpus/$t" >"$log" 2>&1 || status=$?
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)

@@ -154,16 +154,22 @@ std::vector<Gradient> concat_gradients(const Plan& forward) {
     all_inputs.insert(all_inputs.end(), x.begin(), x.end());
     own.push_back(missing(x, y));
   }
-  const AxisId whole = only_missing(y, all_inputs, "a concatenation's joined axis");
+  // A joined dim of length 1 is an anonymous axis of length 1, which no atom names (atoms_of):
+  // then every part holds 0 or 1 elements, and dY itself, its atoms followed by the part's (of
+  // length 0 or 1, stride 0), is each input's slice.
+  const Axes joined = missing(y, all_inputs);
+  EINEXPR_ASSERT(joined.size() <= 1, "backward: a concatenation's joined axis is not one axis");
+  const bool has_whole = !joined.empty();
+  const AxisId whole = has_whole ? joined[0] : -1;
   std::int64_t begin = 0;
   for (int i = 0; i < forward.num_inputs; ++i) {
     Derivation d(forward, i, Op::rearrange);
     const int dy = d.add_dy();
     const Axes& part = own[static_cast<std::size_t>(i)];
     const AtomView dya = d.atoms(dy);
-    const int at = dya.index_of(whole);
-    EINEXPR_ASSERT(at >= 0, "backward: dY lacks the joined axis");
-    const std::int64_t stride = dya.dims[static_cast<std::size_t>(at)].stride;
+    const int at = has_whole ? dya.index_of(whole) : -1;
+    EINEXPR_ASSERT(at >= 0 || (!has_whole && product(d.axes(), part) <= 1), "backward: dY lacks the joined axis");
+    const std::int64_t stride = at >= 0 ? dya.dims[static_cast<std::size_t>(at)].stride : 0;
     AtomView slice{-1, dya.buffer, checked_add(dya.offset, checked_mul(begin, stride)), {}};
     for (std::size_t k = 0; k < dya.dims.size(); ++k) {
       if (static_cast<int>(k) != at) {
@@ -172,11 +178,14 @@ std::vector<Gradient> concat_gradients(const Plan& forward) {
       }
       for (const AtomDim& s : split_dim(d.axes(), part, stride)) slice.dims.push_back(s);
     }
+    if (at < 0)
+      for (AxisId id : part) slice.dims.push_back(AtomDim{id, d.axes().length(id), 0});
     begin = checked_add(begin, product(d.axes(), part));
     std::string parts;
     for (AxisId id : part) parts += (parts.empty() ? "" : " ") + d.axes().name(id);
     out.push_back(std::move(d).finish(d.lay_out(slice), "dY's slice for operand " + std::to_string(i + 1) + " (" +
-                                                            parts + ") of " + d.axes().name(whole)));
+                                                            parts + ") of " +
+                                                            (has_whole ? d.axes().name(whole) : std::string("(*)"))));
   }
   return out;
 }
@@ -198,8 +207,12 @@ std::vector<Gradient> split_gradients(const Plan& forward) {
   Shape shape;
   for (AxisId id : order) shape.push_back(d.axes().length(id));
   const Strides strides = contiguous_strides(shape);
+  // A joined dim of length 1 is an anonymous axis of length 1, which no atom of X names
+  // (atoms_of): the part then holds 0 or 1 elements, written at offset 0, its atoms (of
+  // length 0 or 1) after X's with stride 0.
   const auto g = static_cast<std::size_t>(std::find(order.begin(), order.end(), whole) - order.begin());
-  EINEXPR_ASSERT(g < order.size(), "backward: X lacks the split axis");
+  EINEXPR_ASSERT(g < order.size() || (d.axes().length(whole) == 1 && product(d.axes(), part) <= 1),
+                 "backward: X lacks the split axis");
   Axes slice_order;
   Shape slice_shape;
   Strides slice_strides;
@@ -216,8 +229,14 @@ std::vector<Gradient> split_gradients(const Plan& forward) {
       slice_strides.push_back(s.stride);
     }
   }
+  if (g == order.size())
+    for (AxisId id : part) {
+      slice_order.push_back(id);
+      slice_shape.push_back(d.axes().length(id));
+      slice_strides.push_back(0);
+    }
   const int from = d.builder().emit(over(d, d.atoms(dy), slice_order)).value;
-  const Layout into{slice_shape, slice_strides, checked_mul(begin, strides[g])};
+  const Layout into{slice_shape, slice_strides, g < order.size() ? checked_mul(begin, strides[g]) : 0};
   AtomView result{-1, -1, 0, {}};
   for (std::size_t i = 0; i < order.size(); ++i) result.dims.push_back(AtomDim{order[i], shape[i], strides[i]});
   result.value = d.builder().new_temp_value(shape, strides, result.dims_axes());

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (fuzz/README.md): patterns for fuzz_parse,
 model programs for fuzz_model (with examples/models/*.ein), hand-made .npy files for
-fuzz_npy, encoded cases for fuzz_plan (format in plan_case.hpp).
+fuzz_npy, encoded cases for fuzz_plan (format in plan_case.hpp) and einsums of 11-64
+operands in the same format for fuzz_order.
 Run from anywhere; it rewrites the seed_* files beside it and leaves other files (crashes
 found by fuzzing, kept as regression inputs) alone. Needs only the standard library."""
 import os
+import random
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -139,7 +141,8 @@ def npy_seeds():
 
 
 # ---- fuzz_plan: encoded cases (plan_case.hpp) ----------------------------------------------
-KINDS = {"rearrange": 0, "reduce": 1, "repeat": 2, "einsum": 3, "binary": 4, "unary": 5}
+KINDS = {"rearrange": 0, "reduce": 1, "repeat": 2, "einsum": 3, "binary": 4, "unary": 5, "get_at": 6, "add_at": 7,
+         "cross_entropy": 8, "pack": 9, "unpack": 10}
 DTYPES = {"f64": 0, "f32": 1, "f16": 2, "bf16": 3, "e4m3": 4, "e5m2": 5, "i64": 6, "i32": 7, "bool": 8}
 SMALL = {1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 0: 5}  # length -> the byte draw_length reads as it
 
@@ -212,6 +215,90 @@ def plan_seeds():
     write("plan", "huge_einsum", bytes([3, 1, 4, 0, 0]) + b"i j, j k -> i k\x00" + bytes([0x86, 0x87, 0x85, 0]))
     write("plan", "huge_repeat", bytes([2, 0, 6, 0, 1]) + b"a -> a b c\x00" + bytes([0x84, 0x86, 0x87, 0]))
     write("plan", "huge_anon", bytes([2, 1, 2, 0, 0]) + b"a -> a 4611686018427387904 2\x00" + bytes([2, 0]))
+    # pack: the names' lengths, the number of inputs - 1, then per input its "*" rank and
+    # lengths; unpack: the same for its outputs, then the output planned, the shape that may
+    # get a -1 and whether it does (0) and where; then each input's layout and offset
+    for name, kind, dtype, pattern, sizes, draw in [
+        ("pack_2", "pack", "f32", "b * d", [2, 3], [1, 1, 1, 2, 1, 2]),              # "*": (2), (2, 3)
+        ("pack_3", "pack", "i64", "* h", [2], [2, 0, 1, 0, 2, 1, 5]),                # "*": (), (1), (2, 0)
+        ("pack_star_first", "pack", "bf16", "* a b", [3, 2], [0, 2, 2, 1]),         # "*": (3, 2)
+        ("unpack_2", "unpack", "f32", "b * d", [2, 3], [1, 1, 2, 1, 3, 1, 0, 0]),   # output 2 of (-1 = 3), (4)
+        ("unpack_infer", "unpack", "f64", "* c", [4], [2, 1, 1, 1, 2, 1, 3, 0, 1, 0, 0]),  # output 1 of (2), (3), (4)
+        ("unpack_scalar", "unpack", "i32", "a *", [3], [1, 0, 1, 1, 1, 1]),
+    ]:
+        data = bytes([KINDS[kind], DTYPES[dtype], 0, 0, 0]) + pattern.encode() + b"\x00"
+        data += bytes(SMALL[x] for x in sizes) + bytes(draw) + bytes([0, 1, 3, 1, 1, 1, 0, 1])
+        write("plan", name, data)
+
+
+# ---- fuzz_order: einsums of 11-64 operands, fuzz_plan's format -----------------------------
+def rand_equation(rng, n, reg, n_out, diagonal=False):
+    """An einsum of n operands in the way of opt_einsum's rand_equation: every inner axis in
+    two operands (about reg axes an operand), n_out output axes in one each."""
+    inner = ["x%d" % i for i in range(n * reg // 2)]
+    outer = ["o%d" % i for i in range(n_out)]
+    ops = [[] for _ in range(n)]
+    for a in inner:
+        for k in rng.sample(range(n), 2):
+            ops[k].append(a)
+    for a in outer:
+        ops[rng.randrange(n)].append(a)
+    for k, o in enumerate(ops):
+        if not o:
+            o.append(inner[k % len(inner)])
+        rng.shuffle(o)
+    if diagonal:
+        ops[0].append(ops[0][0])
+    return ", ".join(" ".join(o) for o in ops) + " -> " + " ".join(outer)
+
+
+def names_in_order(pattern):
+    seen = []
+    for side in pattern.replace("->", ",").split(","):
+        for a in side.split():
+            if a not in seen and a[0].isalpha():
+                seen.append(a)
+    return seen
+
+
+def order_seeds():
+    rng = random.Random(34)
+    chain = lambda n: ", ".join("c%d c%d" % (i, i + 1) for i in range(n)) + " -> c0 c%d" % n
+    ring = lambda n: ", ".join("r%d r%d" % (i, (i + 1) % n) for i in range(n)) + " ->"
+    # (name, dtype, flags, choice2, pattern, length bytes: cycled over the names)
+    seeds = [
+        ("chain_11", "f32", 0, 0, chain(11), [1]),                 # matrix chain, small: runs
+        ("chain_30_sizes", "f64", 0, 0, chain(30), [1, 2, 3, 4]),
+        ("ring_12", "f32", 0, 0, ring(12), [1]),
+        ("ring_20_greedy", "f64", 0, 3, ring(20), [2, 1]),
+        ("rand_11", "f32", 0, 0, rand_equation(rng, 11, 3, 2), [1, 2]),
+        ("rand_14", "f64", 0, 0, rand_equation(rng, 14, 3, 1), [1, 2, 0, 3]),
+        ("rand_18_i64", "i64", 0, 0, rand_equation(rng, 18, 3, 2), [1, 2]),
+        ("rand_24", "f32", 0, 0, rand_equation(rng, 24, 3, 2), [1, 2, 3]),
+        ("rand_30", "f32", 0, 0, rand_equation(rng, 30, 3, 2), [1, 2]),
+        ("rand_31_heuristic", "bf16", 0, 0, rand_equation(rng, 31, 3, 2), [1, 2, 3]),
+        ("rand_40_naive", "f32", 0, 6, rand_equation(rng, 40, 3, 2), [1, 2]),
+        ("rand_48", "f16", 0, 0, rand_equation(rng, 48, 4, 3), [1, 2, 4]),
+        ("rand_64", "f32", 0, 0, rand_equation(rng, 64, 3, 2), [4, 1, 2]),
+        ("rand_64_reg4", "f64", 0, 0, rand_equation(rng, 64, 4, 0), [1, 2]),
+        ("rand_16_diagonal", "f64", 0, 0, rand_equation(rng, 16, 3, 2, diagonal=True), [0, 1]),
+        ("rand_13_inconsistent", "f32", 1, 0, rand_equation(rng, 13, 3, 2), [1, 2]),
+        ("rand_20_huge", "f32", 4, 0, rand_equation(rng, 20, 3, 2), [0x85, 1, 0x87, 2]),
+        ("rand_12_lengths", "f32", 2, 0, rand_equation(rng, 12, 2, 2), [1, 2]),
+        ("groups_2x8", "f64", 0, 0, chain(7).replace(" -> c0 c7", ", ") + ring(8).replace("r", "g") + " c0 c7", [1, 0]),
+        ("batch_12_ellipsis", "f32", 0, 0, ", ".join("... e%d e%d" % (i, i + 1) for i in range(12)) + " -> ... e0", [1]),
+        ("rand_11_zero", "f32", 0, 0, rand_equation(rng, 11, 3, 2), [1, 5]),
+    ]
+    for name, dtype, flags, choice2, pattern, lengths in seeds:
+        n = len(names_in_order(pattern))
+        params = bytes(lengths[i % len(lengths)] for i in range(n))
+        if "..." in pattern:
+            params += bytes([2, 1, 0])  # "..." stands for (2, 1)
+        else:
+            params += bytes([0])
+        layouts = b"".join(bytes([k % 3, 1]) for k in range(pattern.count(",") + 1))  # contiguous, transposed, permuted
+        write("order", name, bytes([KINDS["einsum"], DTYPES[dtype], flags, 0, choice2]) + pattern.encode() + b"\x00"
+              + params + layouts)
 
 
 if __name__ == "__main__":
@@ -219,3 +306,4 @@ if __name__ == "__main__":
     model_seeds()
     npy_seeds()
     plan_seeds()
+    order_seeds()

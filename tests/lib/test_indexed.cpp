@@ -365,6 +365,53 @@ TEST_CASE("split: views where the strides allow; concatenation: one copy per inp
   CHECK(cost_of.peak_extra_bytes == Count(2 * 7 * 4));
 }
 
+TEST_CASE("concatenation, split, pack and unpack whose joined dim has length 1: gradients", "[indexed][backward]") {
+  // A joined dim of length 1 is an anonymous axis of length 1, which no atom of the plan
+  // names: the gradients found no joined axis in X (an InternalError, fuzz_order's and
+  // fuzz_plan's corpus/plan/crash_unpack_gradient_joined_length_1). Each gradient is dY
+  // in its place, or zeros where the output is empty.
+  const Tensor x = Tensor::randn({2, 1, 3}, DType::f64, 7);
+  const Tensor dy = Tensor::randn({2, 3}, DType::f64, 8);
+  const Tensor empty_dy = Tensor::zeros({2, 0, 3}, DType::f64);
+  struct Row {
+    const char* what;
+    OpSpec spec;
+    const char* pattern;
+    std::vector<Tensor> in;
+    Tensor dy;
+    std::vector<Tensor> want;
+  };
+  const Tensor x2 = Tensor::randn({2, 3}, DType::f64, 9), none = Tensor::zeros({2, 0, 3}, DType::f64);
+  const Tensor col = Tensor::randn({2, 1}, DType::f64, 10), no_col = Tensor::zeros({2, 0}, DType::f64);
+  const Tensor dcol = Tensor::randn({2, 1}, DType::f64, 11);
+  const std::vector<Row> rows = {
+      {"unpack (), (0): output 1", OpSpec::unpack({{}, {0}}, 0), "b * d", {x}, dy, {dy.reshape({2, 1, 3})}},
+      {"unpack (), (0): output 2", OpSpec::unpack({{}, {0}}, 1), "b * d", {x}, empty_dy, {Tensor::zeros({2, 1, 3}, DType::f64)}},
+      {"unpack (0), (-1): output 2", OpSpec::unpack({{0}, {-1}}, 1), "b * d", {x}, dy.reshape({2, 1, 3}), {dy.reshape({2, 1, 3})}},
+      {"pack (), (0)", OpSpec::pack(), "b * d", {x2, none}, dy.reshape({2, 1, 3}), {dy, Tensor::zeros({2, 0, 3}, DType::f64)}},
+      {"pack of one", OpSpec::pack(), "b * d", {x2}, dy.reshape({2, 1, 3}), {dy}},
+      {"split 1 + 0: part 1", OpSpec::rearrange({{"p", 1}}, Copy::if_needed, 0), "a (p + q) -> a p, a q", {col}, dcol, {dcol}},
+      {"split 1 + 0: part 2", OpSpec::rearrange({{"p", 1}}, Copy::if_needed, 1), "a (p + q) -> a p, a q", {col}, no_col,
+       {Tensor::zeros({2, 1}, DType::f64)}},
+      {"concatenation 1 + 0", OpSpec::rearrange(), "a p, a q -> a (p + q)", {col, no_col}, dcol, {dcol, no_col}},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    const Compiled compiled(r.spec, r.pattern);
+    const Tensor y = compiled.run(r.in);
+    REQUIRE(y.shape() == r.dy.shape());
+    const Plan& plan = compiled.plan(r.in);
+    const std::vector<Tensor> got = run_gradients(plan, r.in, y, r.dy);
+    REQUIRE(got.size() == r.want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(got[i].shape() == r.want[i].shape());
+      CHECK(got[i].to_vector<double>() == r.want[i].to_vector<double>());
+    }
+    CHECK(backward_cost(plan).gradients.size() == r.in.size());
+  }
+}
+
 TEST_CASE("indexed ops: their costs", "[indexed]") {
   // get_at: 0 FLOPs; the rows it reads and the indices; add_at: one add per update.
   const Cost g = cost(plan_from_sizes(OpSpec::get_at(), "[v] d, b s -> b s d", {{"v", 50257}, {"d", 768}, {"b", 8}, {"s", 1024}}));
