@@ -50,17 +50,6 @@ AxisId only_missing(const Axes& of, const Axes& in, const char* what) {
   return m[0];
 }
 
-/// `parts` as the dims that split a dim of stride `stride` (innermost last).
-std::vector<AtomDim> split_dim(const AxisTable& axes, const Axes& parts, std::int64_t stride) {
-  std::vector<AtomDim> out(parts.size());
-  std::int64_t s = stride;
-  for (std::size_t k = parts.size(); k-- > 0;) {
-    out[k] = AtomDim{parts[k], axes.length(parts[k]), s};
-    s = checked_mul(s, std::max<std::int64_t>(axes.length(parts[k]), 1));
-  }
-  return out;
-}
-
 /// The product of the axes' lengths.
 std::int64_t product(const AxisTable& axes, const Axes& ids) {
   std::int64_t n = 1;

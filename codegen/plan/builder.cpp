@@ -48,6 +48,16 @@ std::vector<DimAxes> AtomView::dims_axes() const {
 
 std::int64_t AtomView::numel() const { return checked_numel(shape()); }
 
+std::vector<AtomDim> split_dim(const AxisTable& axes, const Axes& parts, std::int64_t stride) {
+  std::vector<AtomDim> out(parts.size());
+  std::int64_t s = stride;
+  for (std::size_t k = parts.size(); k-- > 0;) {
+    out[k] = AtomDim{parts[k], axes.length(parts[k]), s};
+    s = checked_mul(s, std::max<std::int64_t>(axes.length(parts[k]), 1));
+  }
+  return out;
+}
+
 AtomView AtomView::permuted(const Axes& order) const {
   AtomView out{-1, buffer, offset, {}};
   for (AxisId id : order) out.dims.push_back(at(id));

@@ -41,6 +41,10 @@ struct AtomView {
   AtomView permuted(const Axes& order) const;
 };
 
+/// `parts` as the atoms that split a dim of stride `stride`, innermost last (a unit part
+/// counts 1 in the strides): a slice of a concatenated or packed dim seen as its parts.
+std::vector<AtomDim> split_dim(const AxisTable& axes, const Axes& parts, std::int64_t stride);
+
 /// One dim of an output: the product of its atoms (none: a unit dim of length 1).
 struct OutDim {
   Axes atoms;     // the atoms whose product it is (in the value being merged)

@@ -14,6 +14,7 @@ namespace einexpr {
 using detail::AtomDim;
 using detail::AtomView;
 using detail::PlanBuilder;
+using detail::split_dim;
 
 namespace {
 
@@ -39,17 +40,6 @@ AtomView view_of(const Layout& layout, int buffer, const std::vector<AxisId>& id
   AtomView v{-1, buffer, layout.offset, {}};
   for (std::size_t d = 0; d < ids.size(); ++d) v.dims.push_back(AtomDim{ids[d], layout.shape[d], layout.strides[d]});
   return v;
-}
-
-/// `dims` of a slice along a dim of stride `stride`, split into the axes `parts` (innermost last).
-std::vector<AtomDim> split_dim(const AxisTable& axes, const std::vector<AxisId>& parts, std::int64_t stride) {
-  std::vector<AtomDim> out(parts.size());
-  std::int64_t s = stride;
-  for (std::size_t k = parts.size(); k-- > 0;) {
-    out[k] = AtomDim{parts[k], axes.length(parts[k]), s};
-    s = checked_mul(s, std::max<std::int64_t>(axes.length(parts[k]), 1));
-  }
-  return out;
 }
 
 }  // namespace
