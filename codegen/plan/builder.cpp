@@ -143,6 +143,10 @@ void PlanBuilder::add_step(Step step) { plan_.steps.push_back(std::move(step)); 
 int PlanBuilder::view(int src, Layout layout, std::vector<DimAxes> dims) {
   const Value& s = value(src);
   if (s.layout == layout && s.dims == dims) return src;
+  // A view that broadcasts (stride 0) may count more elements than int64 holds though its
+  // input does not (an einsum's '...' of length 1 against 2, beside an axis of 2^63 - 1): no
+  // plan may hold it (validate), so it is refused as an input is (add_input): ShapeError.
+  checked_numel(layout.shape);
   const int dst = static_cast<int>(plan_.values.size());
   plan_.values.push_back(Value{s.buffer, std::move(layout), std::move(dims)});
   plan_.steps.push_back(ViewStep{src, dst});
@@ -170,6 +174,7 @@ int PlanBuilder::value_in(int buffer, Layout layout, std::vector<DimAxes> dims) 
                  "value_in: not a temporary");
   EINEXPR_ASSERT(layout.extent() <= plan_.buffers[static_cast<std::size_t>(buffer)].elements,
                  "value_in: the layout reaches past the buffer");
+  checked_numel(layout.shape);  // as view(): a stride-0 layout may count past int64
   plan_.values.push_back(Value{buffer, std::move(layout), std::move(dims)});
   return static_cast<int>(plan_.values.size()) - 1;
 }

@@ -85,3 +85,18 @@ TEST_CASE("an input whose element count overflows is refused, however little mem
   const ast::Pattern t = checked("a b -> b a", Op::rearrange);
   CHECK_THROWS_AS(plan_rearrange(t, huge, DType::f32), ShapeError);
 }
+
+TEST_CASE("a broadcast view whose element count overflows is refused while planning", "[limits]") {
+  // Found by fuzz_plan (corpus/plan/crash_einsum_broadcast_view_count_overflow): in
+  // '... i, ... ->' the first operand's '...' of length 1 is broadcast against the second's 2
+  // before its private axis i (2^63 - 1) is summed: a view of 2 x (2^63 - 1) elements over
+  // one input of 2^63 - 1, which validate() refused as an InternalError. Now a ShapeError.
+  const ast::Pattern p = checked("... i, ... ->", Op::einsum);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const Layout inputs[] = {Layout{{1, max}, {max, 1}, 0}, Layout::contiguous({2})};
+  CHECK_THROWS_MATCHES(plan_einsum(p, inputs, DType::i64), ShapeError,
+                       MessageHas({"the number of elements of shape [2, 9223372036854775807] overflows 64 bits"}));
+  // The same einsum at a length that fits plans, and validates.
+  const Layout small[] = {Layout::contiguous({1, 3}), Layout::contiguous({2})};
+  validate(plan_einsum(p, small, DType::i64));
+}
