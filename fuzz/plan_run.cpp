@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "einexpr/codegen/backward.hpp"
@@ -33,11 +34,19 @@ namespace {
 constexpr std::int64_t max_elements = 4096;       // every buffer of the plan together
 constexpr std::int64_t max_reference_work = 1 << 15;
 
-/// Elements of every buffer the run touches, or -1 when over the bound.
+/// Elements of every buffer the run touches, saturating at INT64_MAX (an input of INT64_MAX
+/// elements, from a pattern's own number, planned without the "huge" flag: the sum wrapped).
 std::int64_t footprint(const Case& c, const Plan& plan) {
-  std::int64_t total = checked_numel(plan.output_value().layout.shape);
-  for (const Layout& l : c.inputs) total += l.extent() + 3;
-  for (const PlanBuffer& b : plan.buffers) total += b.input < 0 ? b.elements : 0;
+  std::int64_t total = 0;
+  auto add = [&](std::int64_t n) {
+    if (__builtin_add_overflow(total, n, &total)) total = std::numeric_limits<std::int64_t>::max();
+  };
+  add(checked_numel(plan.output_value().layout.shape));
+  for (const Layout& l : c.inputs) {
+    add(l.extent());
+    add(3);  // the offset run_case gives it
+  }
+  for (const PlanBuffer& b : plan.buffers) add(b.input < 0 ? b.elements : 0);
   return total;
 }
 
