@@ -34,11 +34,20 @@ std::int64_t checked_numel(std::span<const std::int64_t> shape) {
   std::int64_t n = 1;
   for (std::int64_t len : shape)
     if (len < 0) throw ShapeError("negative length " + std::to_string(len) + " in shape " + shape_str(shape));
+  // numpy's rule (PyArray_NewFromDescr): the product of the nonzero lengths must fit, even
+  // where a zero length makes the tensor empty, so that the answer does not hang on the
+  // order of the dims and no partial product a kernel forms (a reduce's count, a loop's
+  // outer count) can wrap.
+  bool empty = false;
   for (std::int64_t len : shape) {
+    if (len == 0) {
+      empty = true;
+      continue;
+    }
     if (__builtin_mul_overflow(n, len, &n))
       throw ShapeError("the number of elements of shape " + shape_str(shape) + " overflows 64 bits");
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 Strides contiguous_strides(std::span<const std::int64_t> shape) {

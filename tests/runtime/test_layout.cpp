@@ -63,7 +63,8 @@ TEST_CASE("try_view_strides: the strides of a view, or none", "[layout]") {
 TEST_CASE("checked_numel, checked_mul and checked_add throw instead of wrapping", "[layout][errors]") {
   CHECK(checked_numel(Shape{}) == 1);
   CHECK(checked_numel(Shape{2, 3, 4}) == 24);
-  CHECK(checked_numel(Shape{0, big, big}) == 0);
+  CHECK(checked_numel(Shape{0, big, big / 4}) == 0);
+  CHECK(checked_numel(Shape{big / 4, big, 0}) == 0);
   CHECK(checked_numel(Shape{big / 4, big}) == i64_max / 2 + 1);
   CHECK(checked_mul(-3, 4) == -12);
   CHECK(checked_add(i64_max - 1, 1) == i64_max);
@@ -75,6 +76,13 @@ TEST_CASE("checked_numel, checked_mul and checked_add throw instead of wrapping"
        "the number of elements of shape [4294967296, 4294967296] overflows 64 bits"},
       {[] { checked_numel(Shape{3, big, big / 2}); },
        "the number of elements of shape [3, 4294967296, 2147483648] overflows 64 bits"},
+      // numpy's rule ('array is too big' either way): an empty shape's nonzero lengths
+      // must still multiply within 64 bits, whichever end the zero is at (torch refuses
+      // [2^32, 2^32, 0] but takes [0, 2^32, 2^32]).
+      {[] { checked_numel(Shape{0, big, big}); },
+       "the number of elements of shape [0, 4294967296, 4294967296] overflows 64 bits"},
+      {[] { checked_numel(Shape{big, big, 0}); },
+       "the number of elements of shape [4294967296, 4294967296, 0] overflows 64 bits"},
       {[] { checked_mul(std::int64_t{1} << 62, 2); }, "size overflows 64 bits: 4611686018427387904 * 2"},
       {[] { checked_mul(-(std::int64_t{1} << 62), 3); },
        "size overflows 64 bits: -4611686018427387904 * 3"},

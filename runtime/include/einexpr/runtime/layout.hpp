@@ -32,7 +32,8 @@ struct Layout {
 /// Row-major strides of `shape`.
 Strides contiguous_strides(std::span<const std::int64_t> shape);
 /// Product of `shape`; throws ShapeError naming the shape if a length is negative or
-/// the product overflows int64.
+/// the product of its nonzero lengths overflows int64 (numpy's rule: order-free, and
+/// an empty shape's partial products fit too).
 std::int64_t checked_numel(std::span<const std::int64_t> shape);
 /// a * b, throwing ShapeError("...overflows...") instead of wrapping.
 std::int64_t checked_mul(std::int64_t a, std::int64_t b);
