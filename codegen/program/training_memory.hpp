@@ -1,17 +1,10 @@
 #pragma once
-// Memory through one training step's forward and backward (private to codegen/program): a
-// timeline of events (each forward statement, then each needed gradient in backward order,
-// then the optimizer step), every buffer alive from the event that makes it to the last
-// that reads it, and the high-water mark of their sum.
-//   forward buffers   a statement's temporaries and results; a result the backward reads
-//                     (Y, or an operand X) is kept until that gradient: an activation
-//   gradients         dY of each output (a seed), each gradient plan's temporaries, and a
-//                     tensor's gradient from its first contribution until its statement's
-//                     backward has read it (a param's: to the end); later contributions are
-//                     added into it and freed at once; a gradient that is a view shares
-//                     its source's buffer
-// Params, optimizer state and inputs are held throughout and are added by the caller.
+// Memory through one training step's forward and backward (private to codegen/program):
+// the high-water marks of plan_training's timeline (einexpr/codegen/training_plan.hpp, where
+// its buffers and events are described). Params, optimizer state and inputs are held
+// throughout and are added by the caller.
 #include "einexpr/codegen/count.hpp"
+#include "einexpr/codegen/training_plan.hpp"
 #include "program/backward_plan.hpp"
 
 namespace einexpr::program_detail {
@@ -23,5 +16,7 @@ struct TrainingMemory {
 };
 
 TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward);
+/// The timeline itself (training_plan.hpp) from needed gradients already derived.
+TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward);
 
 }  // namespace einexpr::program_detail

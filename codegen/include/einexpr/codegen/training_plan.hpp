@@ -1,0 +1,85 @@
+#pragma once
+// One training step of a planned program on one timeline of events: each forward statement
+// (event s), then each needed gradient in backward order (events n, n+1, ...), then the
+// optimizer update (the last event). Every buffer lives from the event that makes it to the
+// last that reads it:
+//   forward buffers   a statement's temporaries and results; a result the backward reads
+//                     (Y, or an operand X) is kept until that gradient: an activation
+//   seeds             dY of the output (a 0-d loss: a one), made when the backward starts
+//   gradients         each gradient plan's temporaries (its event only), and a tensor's
+//                     gradient from its first contribution until its statement's backward
+//                     has read it (a param's: to the end); later contributions are written
+//                     to a buffer of their own, added into it and freed at once; a gradient
+//                     that is a contiguous view of its dY shares dY's buffer
+// program cost counts this timeline's high-water mark (training_memory) and lib's Trainer
+// runs it, placing the same buffers in one arena: the peak it predicts is this timeline's,
+// plus the staging buffers a lowering adds inside an event.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "einexpr/codegen/backward.hpp"
+#include "einexpr/codegen/program_plan.hpp"
+#include "einexpr/runtime/layout.hpp"
+
+namespace einexpr {
+
+/// Where a backward event's result goes.
+enum class GradientInto : unsigned char {
+  fresh,     // the first contribution: the plan's output buffer becomes the tensor's gradient
+  add,       // a later one: written to its own buffer, then added into the gradient
+  view,      // the first, a contiguous view of a source (dY): the gradient shares its buffer
+  add_view,  // a later one that is a view of a source: added into the gradient from there
+  copy       // the first, a strided view of a source: copied into a gradient buffer of its own
+};
+
+/// A buffer of the timeline.
+struct TrainingBuffer {
+  std::int64_t bytes = 0;
+  int first = 0;               // the event that makes it
+  int last = 0;                // the last event that reads it
+  int program_buffer = -1;     // a forward ProgramBuffer (plan.buffers), else -1
+  int gradient_of = -1;        // the tensor whose gradient it holds, else -1
+};
+
+/// A backward event: one needed gradient of one statement.
+struct TrainingGradient {
+  int statement = 0;           // the forward statement
+  int operand = 0;             // its input (0-based)
+  int tensor = 0;              // the tensor it is the gradient of
+  Gradient gradient;           // the plan (backward.hpp): sources dY, Y, X / A, B, ...
+  std::string expression;      // with the program's names: "einsum(dh1, x, 'B E, B D -> D E')"
+  /// Per plan input: the timeline buffer it reads (-1: an input's or param's own memory),
+  /// and the forward tensor it is (-1: the statement output's gradient dY).
+  std::vector<int> source_buffers;
+  std::vector<int> source_tensors;
+  /// Per plan temporary (plan buffer num_inputs + i): its timeline buffer; the output's is
+  /// the gradient (fresh) or the contribution (add), -1 where the output is a view.
+  std::vector<int> temp_buffers;
+  GradientInto into = GradientInto::fresh;
+  int contribution = -1;       // add: the buffer the result is written to before the add
+};
+
+struct TrainingPlan {
+  int events = 0;                          // forward + backward + the optimizer's
+  std::vector<bool> needs_grad;            // per tensor
+  std::vector<TrainingGradient> backward;  // in order: event statements.size() + i
+  std::vector<TrainingBuffer> buffers;
+  std::vector<int> forward_buffer;         // per ProgramBuffer: its timeline buffer (-1: external)
+  std::vector<int> gradient_buffer;        // per tensor: the buffer of its gradient (-1: none)
+  std::vector<Layout> gradient_layout;     // per tensor: its gradient within that buffer
+  std::vector<int> seeds;                  // outputs whose gradient is seeded (dY = 1)
+  std::vector<int> activations;            // forward timeline buffers the backward reads
+
+  /// The most bytes alive at one event (params, their optimizer state and the inputs are
+  /// held throughout and not counted), and the same for the forward alone.
+  std::int64_t peak_bytes() const;
+  std::int64_t forward_peak_bytes(const ProgramPlan& plan) const;
+  std::int64_t activations_bytes() const;
+};
+
+/// The training step of `plan` (its outputs the losses: each seeded with dY = 1). Throws
+/// ProgramError at a statement whose gradient cannot be derived.
+TrainingPlan plan_training(const ProgramPlan& plan);
+
+}  // namespace einexpr

@@ -1,0 +1,206 @@
+// plan_training(): the forward and backward buffers of one training step as Lifetimes on
+// one timeline of events (training_plan.hpp); training_memory() its high-water mark by
+// live_peak() (memory_plan.hpp), for program cost.
+#include "einexpr/codegen/training_plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "einexpr/codegen/memory_plan.hpp"
+#include "program/training_memory.hpp"
+
+namespace einexpr {
+
+namespace {
+
+std::int64_t tensor_bytes(const ProgramTensor& t) {
+  return checked_mul(checked_numel(t.shape), static_cast<std::int64_t>(element_size(t.dtype)));
+}
+
+class Timeline {
+ public:
+  Timeline(const ProgramPlan& plan, const program_detail::BackwardPlan& backward) : plan_(plan), bwd_(backward) {}
+  TrainingPlan run();
+
+ private:
+  int add(std::int64_t bytes, int first, int last, int gradient_of = -1) {
+    out_.buffers.push_back({bytes, first, last, -1, gradient_of});
+    return static_cast<int>(out_.buffers.size()) - 1;
+  }
+  void extend(int b, int event) {
+    int& last = out_.buffers[static_cast<std::size_t>(b)].last;
+    last = std::max(last, event);
+  }
+  /// The timeline buffer of a tensor's forward buffer (-1 for an input's or param's own).
+  int forward_buffer(int tensor) const {
+    return out_.forward_buffer[static_cast<std::size_t>(plan_.tensor(tensor).buffer)];
+  }
+  void forward();
+  void seeds(int first_backward);
+  void gradient(const PlannedStatement& st, program_detail::NeededGradient& g, int event);
+
+  const ProgramPlan& plan_;
+  const program_detail::BackwardPlan& bwd_;
+  TrainingPlan out_;
+  std::vector<int> grad_death_;  // per tensor: the last event that reads its gradient
+  std::set<int> saved_;          // forward timeline buffers the backward reads
+};
+
+// Forward buffers: from the statement that makes them to the last that reads them.
+void Timeline::forward() {
+  const int n = static_cast<int>(plan_.statements.size());
+  out_.forward_buffer.assign(plan_.buffers.size(), -1);
+  for (std::size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const ProgramBuffer& pb = plan_.buffers[b];
+    if (pb.external) continue;
+    const int id = add(pb.bytes, pb.first_use, pb.last_use >= n ? out_.events - 1 : pb.last_use);
+    out_.buffers[static_cast<std::size_t>(id)].program_buffer = static_cast<int>(b);
+    out_.forward_buffer[b] = id;
+  }
+}
+
+// dY of every output that needs a gradient, made when the backward starts.
+void Timeline::seeds(int first_backward) {
+  for (int o : plan_.outputs) {
+    const auto t = static_cast<std::size_t>(o);
+    if (!bwd_.needs_grad[t] || out_.gradient_buffer[t] >= 0) continue;
+    out_.gradient_buffer[t] = add(tensor_bytes(plan_.tensor(o)), first_backward, first_backward, o);
+    out_.gradient_layout[t] = Layout::contiguous(plan_.tensor(o).shape);
+    out_.seeds.push_back(o);
+  }
+}
+
+void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradient& g, int event) {
+  const Plan& p = g.gradient.plan;
+  TrainingGradient e;
+  e.statement = static_cast<int>(&st - plan_.statements.data());
+  e.operand = g.operand;
+  e.tensor = g.tensor;
+  for (const GradientSource& s : g.gradient.sources) {
+    int b = -1, tensor = -1;
+    if (s.kind == GradientSource::Kind::output_gradient) b = out_.gradient_buffer[static_cast<std::size_t>(st.output)];
+    if (s.kind == GradientSource::Kind::output) tensor = st.output;
+    if (s.kind == GradientSource::Kind::input) tensor = st.inputs.at(static_cast<std::size_t>(s.input));
+    if (tensor >= 0) b = forward_buffer(tensor);
+    if (b >= 0) extend(b, event);
+    if (b >= 0 && tensor >= 0) saved_.insert(b);
+    e.source_buffers.push_back(b);
+    e.source_tensors.push_back(tensor);
+  }
+  const auto t = static_cast<std::size_t>(g.tensor);
+  int& grad = out_.gradient_buffer[t];
+  const std::int64_t bytes = tensor_bytes(plan_.tensor(g.tensor));
+  const int out_buffer = p.output_value().buffer;
+  for (int b = p.num_inputs; b < static_cast<int>(p.buffers.size()); ++b) {
+    if (b == out_buffer) {
+      e.temp_buffers.push_back(-1);  // below
+      continue;
+    }
+    const PlanBuffer& pb = p.buffers[static_cast<std::size_t>(b)];
+    e.temp_buffers.push_back(add(checked_mul(pb.elements, static_cast<std::int64_t>(element_size(pb.dtype))), event, event));
+  }
+  if (out_buffer < p.num_inputs) {  // a view of a source: no new memory where it is dY's, contiguous
+    const GradientSource& s = g.gradient.sources.at(static_cast<std::size_t>(out_buffer));
+    Layout layout = p.output_value().layout;
+    const bool of_dy = s.kind == GradientSource::Kind::output_gradient;
+    if (of_dy) layout.offset += out_.gradient_layout[static_cast<std::size_t>(st.output)].offset;
+    if (grad >= 0) {
+      e.into = GradientInto::add_view;
+    } else if (of_dy && layout.is_contiguous()) {
+      e.into = GradientInto::view;
+      grad = e.source_buffers[static_cast<std::size_t>(out_buffer)];
+      out_.gradient_layout[t] = layout;
+    } else {
+      e.into = GradientInto::copy;
+      grad = add(bytes, event, event, g.tensor);
+      out_.gradient_layout[t] = Layout::contiguous(plan_.tensor(g.tensor).shape);
+    }
+  } else {
+    const std::size_t out_temp = static_cast<std::size_t>(out_buffer - p.num_inputs);
+    if (grad < 0) {  // the first contribution becomes the gradient
+      e.into = GradientInto::fresh;
+      grad = add(bytes, event, event, g.tensor);
+      e.temp_buffers[out_temp] = grad;
+      out_.gradient_layout[t] = p.output_value().layout;
+    } else {  // later ones are added into it, then freed
+      e.into = GradientInto::add;
+      e.contribution = add(bytes, event, event);
+      e.temp_buffers[out_temp] = e.contribution;
+    }
+  }
+  e.gradient = std::move(g.gradient);
+  e.expression = std::move(g.expression);
+  out_.backward.push_back(std::move(e));
+}
+
+TrainingPlan Timeline::run() {
+  const int n = static_cast<int>(plan_.statements.size());
+  int events = n;
+  for (const auto& gs : bwd_.gradients) events += static_cast<int>(gs.size());
+  out_.events = events + 1;  // the optimizer's
+  out_.needs_grad = bwd_.needs_grad;
+  forward();
+  out_.gradient_buffer.assign(plan_.tensors.size(), -1);
+  out_.gradient_layout.assign(plan_.tensors.size(), Layout{});
+  grad_death_.assign(plan_.tensors.size(), out_.events - 1);
+  seeds(n);
+  int event = n;
+  auto gradients = bwd_.gradients;  // moved into the events
+  for (std::size_t s = plan_.statements.size(); s-- > 0;) {
+    const PlannedStatement& st = plan_.statements[s];
+    for (program_detail::NeededGradient& g : gradients[s]) gradient(st, g, event++);
+    if (bwd_.runs[s]) grad_death_[static_cast<std::size_t>(st.output)] = event - 1;
+  }
+  for (std::size_t t = 0; t < plan_.tensors.size(); ++t)
+    if (out_.gradient_buffer[t] >= 0) extend(out_.gradient_buffer[t], grad_death_[t]);
+  out_.activations.assign(saved_.begin(), saved_.end());
+  return std::move(out_);
+}
+
+std::vector<Lifetime> lifetimes(const TrainingPlan& t) {
+  std::vector<Lifetime> out;
+  for (const TrainingBuffer& b : t.buffers) out.push_back({b.bytes, b.first, b.last});
+  return out;
+}
+
+}  // namespace
+
+std::int64_t TrainingPlan::peak_bytes() const { return live_peak(lifetimes(*this)); }
+
+std::int64_t TrainingPlan::forward_peak_bytes(const ProgramPlan& plan) const {
+  const int n = static_cast<int>(plan.statements.size());
+  std::vector<Lifetime> inference;  // the forward's own lifetimes: nothing kept for a backward
+  for (const TrainingBuffer& b : buffers)
+    if (b.program_buffer >= 0)
+      inference.push_back({b.bytes, b.first, std::min(plan.buffers[static_cast<std::size_t>(b.program_buffer)].last_use, n - 1)});
+  return live_peak(inference);
+}
+
+std::int64_t TrainingPlan::activations_bytes() const {
+  std::int64_t sum = 0;
+  for (int b : activations) sum = checked_add(sum, buffers[static_cast<std::size_t>(b)].bytes);
+  return sum;
+}
+
+namespace program_detail {
+
+TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward) {
+  return Timeline(plan, backward).run();
+}
+
+TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward) {
+  const TrainingPlan t = plan_training(plan, backward);
+  TrainingMemory m;
+  m.activations_bytes = Count::from_int64(t.activations_bytes());
+  m.peak_bytes = Count::from_int64(t.peak_bytes());
+  m.forward_peak_bytes = Count::from_int64(t.forward_peak_bytes(plan));
+  return m;
+}
+
+}  // namespace program_detail
+
+TrainingPlan plan_training(const ProgramPlan& plan) {
+  return program_detail::plan_training(plan, program_detail::plan_backward(plan));
+}
+
+}  // namespace einexpr
