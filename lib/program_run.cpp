@@ -14,6 +14,7 @@
 #include "einexpr/program.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/storage.hpp"
+#include "program_bind.hpp"
 
 namespace einexpr {
 
@@ -38,6 +39,41 @@ std::byte* at(std::byte* base, std::int64_t elements, DType dtype) {
 }
 
 }  // namespace
+
+namespace program_detail {
+
+NamedTensors bind_tensors(const ProgramPlan& plan, const NamedTensors& given, Device device,
+                          std::initializer_list<TensorRole> roles) {
+  auto wanted = [&](TensorRole r) { return std::find(roles.begin(), roles.end(), r) != roles.end(); };
+  std::string expected;
+  for (TensorRole r : roles) expected += std::string(expected.empty() ? "" : " or ") + einexpr::name(r);
+  NamedTensors bound;
+  for (const auto& [name, tensor] : given) {
+    const int id = plan.tensor(name);
+    if (id < 0 || !wanted(plan.tensor(id).role))
+      throw Error("'" + name + "' names no " + expected + " of the program" +
+                  (id < 0                                          ? std::string()
+                   : plan.tensor(id).role == TensorRole::statement ? std::string(" (the program computes it)")
+                                                                    : std::string(" (it is a ") + einexpr::name(plan.tensor(id).role) + ")"));
+    const ProgramTensor& t = plan.tensor(id);
+    if (!tensor.defined()) throw Error(std::string(einexpr::name(t.role)) + " '" + name + "' is an undefined tensor");
+    if (tensor.shape() != t.shape)
+      throw ShapeError(std::string(einexpr::name(t.role)) + " '" + name + "' has shape " + shape_str(tensor.shape()) +
+                       " but the program was compiled for " + plan.describe(id));
+    if (tensor.dtype() != t.dtype)
+      throw DTypeError(std::string(einexpr::name(t.role)) + " '" + name + "' is " + std::string(einexpr::name(tensor.dtype())) +
+                       " but the program was compiled for " + plan.describe(id));
+    if (tensor.device() != device)
+      throw DeviceError(std::string(einexpr::name(t.role)) + " '" + name + "' is on " + tensor.device().str() +
+                        " but the program runs on " + device.str());
+    bound[name] = tensor.is_contiguous() ? tensor : tensor.contiguous();
+  }
+  for (const ProgramTensor& t : plan.tensors)
+    if (wanted(t.role) && !bound.count(t.name)) throw Error("missing " + std::string(einexpr::name(t.role)) + " '" + t.name + "'");
+  return bound;
+}
+
+}  // namespace program_detail
 
 // Lifetimes of every buffer a run allocates except the outputs', then their offsets.
 void CompiledProgram::Impl::plan_buffers() {
@@ -76,31 +112,10 @@ void CompiledProgram::Impl::plan_buffers() {
   arena = m.arena_bytes;
 }
 
-// Each input and param by name: present, of the planned shape, dtype and device; contiguous.
 std::map<int, Tensor> CompiledProgram::Impl::bind_inputs(const std::map<std::string, Tensor, std::less<>>& inputs) const {
   std::map<int, Tensor> bound;
-  for (const auto& [name, tensor] : inputs) {
-    const int id = plan.tensor(name);
-    if (id < 0 || (plan.tensor(id).role != TensorRole::input && plan.tensor(id).role != TensorRole::param))
-      throw Error("'" + name + "' names no input or param of the program");
-    const ProgramTensor& t = plan.tensor(id);
-    if (!tensor.defined()) throw Error(std::string(einexpr::name(t.role)) + " '" + name + "' is an undefined tensor");
-    if (tensor.shape() != t.shape)
-      throw ShapeError(std::string(einexpr::name(t.role)) + " '" + name + "' has shape " + shape_str(tensor.shape()) +
-                       " but the program was compiled for " + plan.describe(id));
-    if (tensor.dtype() != t.dtype)
-      throw DTypeError(std::string(einexpr::name(t.role)) + " '" + name + "' is " + std::string(einexpr::name(tensor.dtype())) +
-                       " but the program was compiled for " + plan.describe(id));
-    if (tensor.device() != device)
-      throw DeviceError(std::string(einexpr::name(t.role)) + " '" + name + "' is on " + tensor.device().str() +
-                        " but the program runs on " + device.str());
-    bound[id] = tensor.is_contiguous() ? tensor : tensor.contiguous();
-  }
-  for (std::size_t id = 0; id < plan.tensors.size(); ++id) {
-    const TensorRole role = plan.tensors[id].role;
-    if ((role == TensorRole::input || role == TensorRole::param) && !bound.count(static_cast<int>(id)))
-      throw Error("missing " + std::string(einexpr::name(role)) + " '" + plan.tensors[id].name + "'");
-  }
+  for (auto& [name, t] : program_detail::bind_tensors(plan, inputs, device, {TensorRole::input, TensorRole::param}))
+    bound[plan.tensor(name)] = std::move(t);
   for (const auto& [id, t] : constants) bound[id] = t;
   return bound;
 }

@@ -18,14 +18,15 @@ const char* name(Optimizer optimizer) noexcept {
     case Optimizer::sgd: return "sgd";
     case Optimizer::momentum: return "momentum";
     case Optimizer::adam: return "adam";
+    case Optimizer::adamw: return "adamw";
   }
   return "?";
 }
 
 Optimizer parse_optimizer(std::string_view text) {
-  for (Optimizer o : {Optimizer::sgd, Optimizer::momentum, Optimizer::adam})
+  for (Optimizer o : {Optimizer::sgd, Optimizer::momentum, Optimizer::adam, Optimizer::adamw})
     if (text == name(o)) return o;
-  throw Error("unknown optimizer '" + std::string(text) + "' (expected sgd, momentum or adam)");
+  throw Error("unknown optimizer '" + std::string(text) + "' (expected sgd, momentum, adam or adamw)");
 }
 
 // torch.optim's updates without weight decay, each +, -, ·, / and sqrt one FLOP:
@@ -34,17 +35,19 @@ Optimizer parse_optimizer(std::string_view text) {
 //   adam      m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g·g;             3 + 4
 //             m̂ = m / (1-β1^t); v̂ = v / (1-β2^t);                      1 + 1
 //             w -= lr·m̂ / (sqrt(v̂) + ε)                               5
+//   adamw     adam's (its decoupled weight decay, like every weight decay, not counted)
 Count optimizer_flops_per_element(Optimizer optimizer) noexcept {
   switch (optimizer) {
     case Optimizer::sgd: return 2;
     case Optimizer::momentum: return 4;
-    case Optimizer::adam: return 14;
+    case Optimizer::adam:
+    case Optimizer::adamw: return 14;
   }
   return 0;
 }
 
 int optimizer_states(Optimizer optimizer) noexcept {
-  return optimizer == Optimizer::adam ? 2 : optimizer == Optimizer::momentum ? 1 : 0;
+  return optimizer == Optimizer::adam || optimizer == Optimizer::adamw ? 2 : optimizer == Optimizer::momentum ? 1 : 0;
 }
 
 namespace {

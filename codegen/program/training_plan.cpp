@@ -117,14 +117,22 @@ void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradie
     }
   } else {
     const std::size_t out_temp = static_cast<std::size_t>(out_buffer - p.num_inputs);
-    if (grad < 0) {  // the first contribution becomes the gradient
+    const PlanBuffer& pb = p.buffers[static_cast<std::size_t>(out_buffer)];
+    const std::int64_t temp_bytes = checked_mul(pb.elements, static_cast<std::int64_t>(element_size(pb.dtype)));
+    const Layout& layout = p.output_value().layout;
+    if (grad < 0 && layout.is_contiguous()) {  // the first contribution becomes the gradient
       e.into = GradientInto::fresh;
-      grad = add(bytes, event, event, g.tensor);
+      grad = add(std::max(bytes, temp_bytes), event, event, g.tensor);
       e.temp_buffers[out_temp] = grad;
-      out_.gradient_layout[t] = p.output_value().layout;
+      out_.gradient_layout[t] = layout;
+    } else if (grad < 0) {  // a broadcast (mean's dY / n along the reduced axes): laid out whole
+      e.into = GradientInto::copy;
+      e.temp_buffers[out_temp] = add(temp_bytes, event, event);
+      grad = add(bytes, event, event, g.tensor);
+      out_.gradient_layout[t] = Layout::contiguous(plan_.tensor(g.tensor).shape);
     } else {  // later ones are added into it, then freed
       e.into = GradientInto::add;
-      e.contribution = add(bytes, event, event);
+      e.contribution = add(temp_bytes, event, event);
       e.temp_buffers[out_temp] = e.contribution;
     }
   }

@@ -362,7 +362,7 @@ void add_program_cost(Cli& cli, CLI::App* program) {
   sub->add_option("--device", a.device, "Device-table entry of the roofline ('einexpr devices' lists them)")
       ->type_name("DEV")
       ->capture_default_str();
-  sub->add_option("--optimizer", a.optimizer, "sgd, momentum or adam: its update FLOPs and f32 state")
+  sub->add_option("--optimizer", a.optimizer, "sgd, momentum, adam or adamw: its update FLOPs and f32 state")
       ->type_name("O")
       ->capture_default_str();
   sub->add_flag("--mixed-precision", a.mixed_precision, "Count f32 master weights for params narrower than f32");
@@ -395,12 +395,54 @@ void add_program_run(Cli& cli, CLI::App* program) {
   cli.commands.push_back({sub, [&cli] { return program_run_command(cli.program_run); }});
 }
 
+void add_program_train(Cli& cli, CLI::App* program) {
+  ProgramTrainArgs& a = cli.program_train;
+  CLI::App* sub = program->add_subcommand(
+      "train", "Train a model file whose output is the loss: forward, backward and optimizer, planned once; "
+               "writes the trained params to OUTDIR/NAME.npy");
+  sub->add_option("FILE", a.file, "The model file (.ein); its one output is the loss, a 0-d float")->required()->type_name("");
+  sub->add_option("ARGS", a.args,
+                  "NAME=IN.npy for every input and param (params: their initial values), NAME=DIR for an input "
+                  "read from a folder of .npy files (one per step, in name order), NAME=LEN for other axes")
+      ->type_name("");
+  sub->add_option("--steps", a.steps, "Optimizer steps to take")->required()->type_name("N");
+  sub->add_option("--optimizer", a.optimizer, "sgd, momentum, adam or adamw (torch.optim's)")
+      ->type_name("O")
+      ->capture_default_str();
+  sub->add_option("--lr", a.lr, "Learning rate")->type_name("LR")->capture_default_str();
+  sub->add_option("--momentum", a.momentum, "momentum: its coefficient (torch's, dampening 0)")
+      ->type_name("M")
+      ->capture_default_str()
+      ->each([&a](const std::string&) { a.momentum_given = true; });
+  sub->add_option("--betas", a.betas, "adam, adamw: B1,B2 (default 0.9,0.999)")->type_name("B1,B2");
+  sub->add_option("--eps", a.eps, "adam, adamw: the denominator's epsilon")->type_name("E")->capture_default_str();
+  sub->add_option("--weight-decay", a.weight_decay, "L2 added to the gradient (adamw: decoupled, torch's)")
+      ->type_name("WD")
+      ->capture_default_str();
+  sub->add_option("--dtype", a.dtype, "Element type of tensors declared without one (f32 or f64)")
+      ->type_name("DT")
+      ->capture_default_str();
+  sub->add_option("-o,--output", a.output_dir, "The directory the trained params are written to (created if missing)")
+      ->required()
+      ->type_name("OUTDIR");
+  add_run_options(sub, a.run);
+  sub->add_flag("--json", a.json,
+                "Print each step's loss and time, flops_per_step, roofline_time_s, mfu, peak_bytes_predicted and "
+                "peak_bytes_measured as JSON");
+  sub->footer(
+      "Example:\n"
+      "  einexpr program train examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy --steps 20 "
+      "--optimizer adam --lr 0.01 -o trained --json");
+  cli.commands.push_back({sub, [&cli] { return program_train_command(cli.program_train); }});
+}
+
 void add_program(Cli& cli) {
   CLI::App* program = cli.app.add_subcommand("program", "Model files: a layer or a model as named statements");
   program->require_subcommand(1);
   add_program_check(cli, program);
   add_program_cost(cli, program);
   add_program_run(cli, program);
+  add_program_train(cli, program);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct Cli {
   ProgramCheckArgs program_check;
   ProgramCostArgs program_cost;
   ProgramRunArgs program_run;
+  ProgramTrainArgs program_train;
   std::vector<Command> commands;
 
   Cli();

@@ -6,7 +6,8 @@
 //   commands_run.cpp    rearrange, reduce, repeat, einsum, map: .npy in, .npy out
 //   commands_cost.cpp   cost, explain, check: from the pattern and sizes alone
 //   commands_bench.cpp  bench, roofline, devices: timings and the device table
-//   commands_program.cpp, commands_program_run.cpp  program check, cost, run: model files
+//   commands_program.cpp, commands_program_run.cpp, commands_program_train.cpp
+//                       program check, cost, run, train: model files
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -122,5 +123,25 @@ struct ProgramRunArgs {
   bool json = false;
 };
 int program_run_command(const ProgramRunArgs& args);
+
+/// program train FILE [NAME=LEN ...] NAME=IN.npy ... --steps N [--optimizer O] [--lr LR] [--momentum M]
+///   [--betas B1,B2] [--eps E] [--weight-decay WD] [--dtype DT] [--device cpu] -o OUTDIR [--json]
+struct ProgramTrainArgs {
+  std::string file;
+  std::vector<std::string> args;  // NAME=LEN, NAME=IN.npy, NAME=DIR (an input: one file per step)
+  std::string output_dir;
+  int steps = 0;
+  std::string optimizer = "sgd";
+  double lr = 1e-3;
+  double momentum = 0.9;
+  bool momentum_given = false;
+  std::string betas;              // "B1,B2"; empty: 0.9,0.999
+  double eps = 1e-8;
+  double weight_decay = 0;
+  std::string dtype = "f32";      // of tensors declared without one
+  RunOptions run;
+  bool json = false;
+};
+int program_train_command(const ProgramTrainArgs& args);
 
 }  // namespace einexpr::cli

@@ -5,6 +5,7 @@
 // failed run leaves no output file (and no temporary) behind.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -14,24 +15,19 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "output.hpp"
+#include "program_io.hpp"
 
 namespace einexpr::cli {
 
-namespace {
-
 namespace fs = std::filesystem;
 
-struct RunInputs {
-  AxisLengths lengths;
-  std::vector<GivenTensor> given;
-  std::map<std::string, Tensor, std::less<>> tensors;
-};
-
-// NAME=IN.npy where NAME is an input or param of the program, else NAME=LEN.
-RunInputs read_inputs(const ast::Program& program, const ProgramRunArgs& args, Device device) {
+// NAME=IN.npy (or, where folders are allowed, NAME=DIR of .npy files) where NAME is an input
+// or param of the program, else NAME=LEN.
+RunInputs read_inputs(const ast::Program& program, const std::vector<std::string>& args, Device device,
+                      bool folders) {
   RunInputs in;
   std::vector<std::string> lengths;
-  for (const std::string& arg : args.args) {
+  for (const std::string& arg : args) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError("expected NAME=LEN or NAME=IN.npy, got '" + arg + "'");
@@ -46,20 +42,29 @@ RunInputs read_inputs(const ast::Program& program, const ProgramRunArgs& args, D
       continue;
     }
     if (in.tensors.count(name)) throw UsageError("tensor '" + name + "' is given twice");
-    Tensor t = read_npy(path);
-    in.given.push_back({name, t.shape(), t.dtype(), arg});
+    std::error_code ec;
+    std::string first = path;
+    if (folders && fs::is_directory(path, ec)) {
+      std::vector<std::string> files;
+      for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+        if (e.path().extension() == ".npy") files.push_back(e.path().string());
+      if (ec) throw Error("cannot read the folder " + path + ": " + ec.message());
+      if (files.empty()) throw Error("the folder " + path + " given for '" + name + "' holds no .npy file");
+      std::sort(files.begin(), files.end());
+      first = files.front();
+      in.folders[name] = std::move(files);
+    }
+    Tensor t = read_npy(first);
+    in.given.push_back({name, t.shape(), t.dtype(), name + "=" + first});
     in.tensors[name] = t.to(device);
   }
   in.lengths = parse_lengths(lengths);
   return in;
 }
 
-struct Written {
-  std::string name, path;
-  Tensor tensor;
-};
+namespace {
 
-/// Temporaries in `dir`, then renames; on a failure every temporary is removed.
+// Temporaries in `dir`, then renames; on a failure every temporary is removed.
 void write_outputs(const std::string& dir, const std::vector<Written>& outputs,
                    const std::vector<std::vector<std::byte>>& bytes) {
   std::error_code ec;
@@ -84,6 +89,24 @@ void write_outputs(const std::string& dir, const std::vector<Written>& outputs,
     throw;
   }
 }
+
+}  // namespace
+
+void write_output_dir(const std::string& dir, const std::vector<Written>& written) {
+  std::vector<std::vector<std::byte>> bytes;  // every refusal (fp8) before a file is touched
+  for (const Written& w : written) bytes.push_back(npy_bytes(w.tensor));
+  std::error_code ec;
+  const bool created = !fs::exists(dir, ec);
+  if (created && !fs::create_directories(dir, ec)) throw Error("cannot create " + dir + ": " + ec.message());
+  try {
+    write_outputs(dir, written, bytes);
+  } catch (...) {
+    if (created) fs::remove(dir, ec);
+    throw;
+  }
+}
+
+namespace {
 
 void print_run_json(const CompiledProgram& m, const ProgramRun& r, const std::vector<Written>& written) {
   JsonWriter j(std::cout);
@@ -110,7 +133,7 @@ int program_run_command(const ProgramRunArgs& args) {
   std::error_code ec;
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec))
     throw Error("cannot write to " + args.output_dir + ": it is not a directory");
-  RunInputs in = read_inputs(program, args, device);
+  RunInputs in = read_inputs(program, args.args, device, false);
   ProgramOptions options;
   options.axes = in.lengths;
   options.given = in.given;
@@ -119,17 +142,7 @@ int program_run_command(const ProgramRunArgs& args) {
   std::vector<Written> written;
   for (const auto& [name, tensor] : run.outputs)
     written.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), tensor.to(Device::cpu())});
-  std::vector<std::vector<std::byte>> bytes;  // every refusal (fp8) before a file is touched
-  for (const Written& w : written) bytes.push_back(npy_bytes(w.tensor));
-  const bool created = !fs::exists(args.output_dir, ec);
-  if (created && !fs::create_directories(args.output_dir, ec))
-    throw Error("cannot create " + args.output_dir + ": " + ec.message());
-  try {
-    write_outputs(args.output_dir, written, bytes);
-  } catch (...) {
-    if (created) fs::remove(args.output_dir, ec);
-    throw;
-  }
+  write_output_dir(args.output_dir, written);
   if (args.json) print_run_json(compiled, run, written);
   return 0;
 }

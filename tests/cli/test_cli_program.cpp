@@ -208,7 +208,7 @@ TEST_CASE("program run: a failed run leaves no file behind, and exit statuses", 
   const test::CliResult unknown = box.run({"program", "frob"});
   CHECK(unknown.status == 2);
   CHECK(unknown.err ==
-        "einexpr program: error: unknown command 'frob' (commands: check, cost, run) (see 'einexpr program --help')\n");
+        "einexpr program: error: unknown command 'frob' (commands: check, cost, run, train) (see 'einexpr program --help')\n");
   const test::CliResult none = box.run({"program"});
   CHECK(none.status == 2);
   const test::CliResult help = box.run({"program", "cost", "--help"});

@@ -135,6 +135,7 @@ TEST_CASE("program cost: optimizers and mixed precision", "[program][cost]") {
       {Optimizer::adam, false, DType::f32, 14, 8, 4 + 8 + 16},
       {Optimizer::adam, false, DType::bf16, 14, 8, 2 + 4 + 16},
       {Optimizer::adam, true, DType::bf16, 14, 12, 2 + 4 + 16 + 8},  // + f32 master weights
+      {Optimizer::adamw, false, DType::f32, 14, 8, 4 + 8 + 16},
       {Optimizer::sgd, true, DType::f32, 2, 0, 4 + 8},                // f32 params have none
   };
   for (const Row& r : rows) {
@@ -151,7 +152,7 @@ TEST_CASE("program cost: optimizers and mixed precision", "[program][cost]") {
     CHECK(c.timing.optimizer_s > 0);
   }
   CHECK(parse_optimizer("adam") == Optimizer::adam);
-  CHECK_THROWS_WITH(parse_optimizer("lion"), "unknown optimizer 'lion' (expected sgd, momentum or adam)");
+  CHECK_THROWS_WITH(parse_optimizer("lion"), "unknown optimizer 'lion' (expected sgd, momentum, adam or adamw)");
 }
 
 TEST_CASE("program cost: a tensor read twice has its gradients added", "[program][cost]") {

@@ -282,7 +282,7 @@ TEST_CASE("program run: inputs that do not fit are refused, naming the tensor", 
       {"w2", {}, "missing param 'w2'"},
       {"x", Tensor::zeros({4, 4}), "input 'x' has shape [4, 4] but the program was compiled for 'x' [B=4, D=3] f32"},
       {"w1", Tensor::zeros({3, 2}, DType::f64), "param 'w1' is f64 but the program was compiled for 'w1' [D=3, E=2] f32"},
-      {"h1", Tensor::zeros({4, 2}), "'h1' names no input or param of the program"},
+      {"h1", Tensor::zeros({4, 2}), "'h1' names no input or param of the program (the program computes it)"},
       {"zz", Tensor::zeros({1}), "'zz' names no input or param of the program"},
   };
   for (const Row& r : rows) {

@@ -5,6 +5,7 @@
 #include "einexpr/cost.hpp"
 #include "einexpr/ops.hpp"
 #include "einexpr/program.hpp"
+#include "einexpr/train.hpp"
 #include "einexpr/runtime/cache.hpp"
 #include "einexpr/runtime/device.hpp"
 #include "einexpr/runtime/dtype.hpp"

@@ -32,9 +32,9 @@
 
 namespace einexpr {
 
-enum class Optimizer : unsigned char { sgd, momentum, adam };
+enum class Optimizer : unsigned char { sgd, momentum, adam, adamw };
 const char* name(Optimizer optimizer) noexcept;
-/// "sgd", "momentum", "adam"; Error listing them otherwise.
+/// "sgd", "momentum", "adam", "adamw"; Error listing them otherwise.
 Optimizer parse_optimizer(std::string_view text);
 /// FLOPs per param element of one update, and f32 states kept per param element.
 Count optimizer_flops_per_element(Optimizer optimizer) noexcept;

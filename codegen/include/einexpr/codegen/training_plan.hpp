@@ -10,7 +10,8 @@
 //                     gradient from its first contribution until its statement's backward
 //                     has read it (a param's: to the end); later contributions are written
 //                     to a buffer of their own, added into it and freed at once; a gradient
-//                     that is a contiguous view of its dY shares dY's buffer
+//                     that is a contiguous view of its dY shares dY's buffer; one that is
+//                     strided (a broadcast) is copied into a buffer of its own
 // program cost counts this timeline's high-water mark (training_memory) and lib's Trainer
 // runs it, placing the same buffers in one arena: the peak it predicts is this timeline's,
 // plus the staging buffers a lowering adds inside an event.
@@ -30,7 +31,8 @@ enum class GradientInto : unsigned char {
   add,       // a later one: written to its own buffer, then added into the gradient
   view,      // the first, a contiguous view of a source (dY): the gradient shares its buffer
   add_view,  // a later one that is a view of a source: added into the gradient from there
-  copy       // the first, a strided view of a source: copied into a gradient buffer of its own
+  copy       // the first, strided (a view of a source, or a broadcast in the plan's output
+             // buffer): copied into a gradient buffer of its own
 };
 
 /// A buffer of the timeline.

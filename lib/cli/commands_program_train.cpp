@@ -1,0 +1,160 @@
+// program train: a model file whose output is the loss, trained for --steps steps on .npy
+// inputs and initial params (train.hpp's Trainer); the trained params written to
+// OUTDIR/NAME.npy, all or nothing. A loss that turns NaN or infinite stops the run: the
+// params of the last good step are written, and the error names the step.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "einexpr/train.hpp"
+#include "output.hpp"
+#include "program_io.hpp"
+
+namespace einexpr::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
+  OptimizerOptions o;
+  o.kind = parse_optimizer(a.optimizer);
+  o.lr = a.lr;
+  o.momentum = a.momentum;
+  o.weight_decay = a.weight_decay;
+  o.eps = a.eps;
+  if (!a.betas.empty()) {
+    const std::size_t comma = a.betas.find(',');
+    if (comma == std::string::npos) throw UsageError("--betas expects B1,B2, got '" + a.betas + "'");
+    try {
+      std::size_t used1 = 0, used2 = 0;
+      o.beta1 = std::stod(a.betas.substr(0, comma), &used1);
+      o.beta2 = std::stod(a.betas.substr(comma + 1), &used2);
+      if (used1 != comma || used2 != a.betas.size() - comma - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw UsageError("--betas expects two numbers B1,B2, got '" + a.betas + "'");
+    }
+  }
+  if (o.kind == Optimizer::sgd && a.momentum_given)
+    throw UsageError("--momentum is for --optimizer momentum (sgd has none)");
+  return o;
+}
+
+struct StepRecord {
+  double loss = 0, time_s = 0;
+};
+
+void print_json(const Trainer& t, const ProgramCost& c, const std::vector<StepRecord>& steps, double peak_flops,
+                std::int64_t measured, const std::vector<Written>& written) {
+  JsonWriter j(std::cout);
+  j.begin_object().field("device", "cpu").field("optimizer", name(t.optimizer().kind));
+  j.key("steps").begin_array();
+  for (const StepRecord& s : steps) j.begin_object().field("loss", s.loss).field("time_s", s.time_s).end_object();
+  j.end_array();
+  double total = 0;
+  for (const StepRecord& s : steps) total += s.time_s;
+  const double mean = steps.empty() ? 0 : total / static_cast<double>(steps.size());
+  j.field("flops_per_step", c.step_flops);
+  if (c.timing.error.empty()) j.field("roofline_time_s", c.timing.step_s);
+  else j.key("roofline_time_s").null();
+  j.field("mfu", mean > 0 && peak_flops > 0 ? c.step_flops.to_double() / mean / peak_flops : 0.0);
+  j.field("peak_bytes_predicted", t.peak_bytes_predicted()).field("peak_bytes_measured", measured);
+  j.field("arena_bytes", t.arena_bytes());
+  j.field("activations_bytes", t.training().activations_bytes());
+  j.field("recompute_flops", std::int64_t{0});
+  j.key("params").begin_array();
+  for (const Written& w : written) j.begin_object().field("name", w.name).field("path", w.path).end_object();
+  j.end_array().end_object();
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int program_train_command(const ProgramTrainArgs& args) {
+  const Device device = parse_run_device(args.run.device);
+  if (!device.is_cpu()) throw Error("program train runs on the CPU only for now, not " + device.str());
+  apply_threads(args.run);
+  if (args.steps < 1) throw UsageError("--steps must be at least 1, got " + std::to_string(args.steps));
+  const ast::Program program = read_program_file(args.file);
+  std::error_code ec;
+  if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec))
+    throw Error("cannot write to " + args.output_dir + ": it is not a directory");
+  const OptimizerOptions opt = optimizer_options(args);
+  RunInputs in = read_inputs(program, args.args, device, true);
+  for (const auto& [name, files] : in.folders)
+    if (files.size() < static_cast<std::size_t>(args.steps))
+      throw Error("the folder given for '" + name + "' holds " + std::to_string(files.size()) +
+                  " .npy files, fewer than the " + std::to_string(args.steps) + " steps (one per step)");
+  ProgramOptions options;
+  options.axes = in.lengths;
+  options.given = in.given;
+  options.dtype = parse_dtype(args.dtype);
+
+  reset_storage_peak(Device::cpu());
+  const std::size_t before = storage_usage(Device::cpu()).bytes_in_use;
+  TensorMap params, inputs;
+  for (auto& [name, t] : in.tensors) {
+    const ast::Item* item = ast::find_tensor(program, name);
+    const auto* decl = item ? std::get_if<ast::TensorDecl>(item) : nullptr;
+    const bool is_param = decl && decl->kind == ast::TensorKind::param;
+    (is_param ? params : inputs)[name] = t;
+  }
+  for (const auto& [name, files] : in.folders)
+    if (params.count(name)) throw Error("'" + name + "' is a param: give its initial value as one .npy file, not a folder");
+  Trainer trainer = compile_training(program, options, opt, params);
+  ProgramCostOptions cost_options;
+  cost_options.device = "cpu";
+  cost_options.optimizer = opt.kind;
+  const ProgramCost c = cost(trainer.plan(), cost_options);
+
+  std::vector<StepRecord> records;
+  std::string stopped;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_progress = start;
+  for (int s = 0; s < args.steps; ++s) {
+    for (const auto& [name, files] : in.folders)
+      if (s > 0) inputs[name] = read_npy(files[static_cast<std::size_t>(s)]);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const double loss = trainer.step(inputs);
+      records.push_back({loss, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+    } catch (const Error& e) {
+      if (std::string(e.what()).rfind("the loss is ", 0) != 0) throw;
+      stopped = e.what();
+      break;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress > std::chrono::seconds(2) || (s + 1 == args.steps && now - start > std::chrono::seconds(2))) {
+      std::cerr << "step " << s + 1 << "/" << args.steps << "  loss " << records.back().loss << "  "
+                << records.back().time_s * 1e3 << " ms\n";
+      last_progress = now;
+    }
+  }
+  const std::int64_t measured = static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before);
+
+  std::vector<Written> written;
+  for (const auto& [name, t] : trainer.parameters())
+    written.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), t});
+  write_output_dir(args.output_dir, written);
+  if (!stopped.empty())
+    throw Error(stopped + "; the params of step " + std::to_string(trainer.steps()) + " were written to " + args.output_dir);
+  double peak_flops = 0;
+  try {
+    peak_flops = find_device("cpu").peak_for(trainer.plan().tensor(trainer.plan().outputs[0]).dtype);
+  } catch (const Error&) {
+  }
+  if (args.json) {
+    print_json(trainer, c, records, peak_flops, measured, written);
+  } else {
+    std::cout << "trained " << args.file << " for " << records.size() << " steps (" << name(opt.kind)
+              << ", lr " << opt.lr << "): loss " << records.front().loss << " -> " << records.back().loss << "\n";
+    std::cout << "params written to " << args.output_dir << "\n";
+  }
+  return 0;
+}
+
+}  // namespace einexpr::cli

@@ -1,0 +1,94 @@
+#pragma once
+// Training a model program: forward, backward toward the params and the optimizer update,
+// planned once and run step after step.
+//
+//   ast::Program p = parse_program(text, "lecture2.ein");
+//   Trainer t = compile_training(p, {.axes = {{"B", 64}}}, {.kind = Optimizer::adam, .lr = 1e-3},
+//                                {{"w1", w1}, {"w2", w2}});        // plans, lowers, allocates
+//   for (int i = 0; i < 100; ++i) double loss = t.step({{"x", x}}); // no planning, no allocation
+//   Tensor w1_now = t.parameters().at("w1");
+//
+// The program's one output is the loss, a 0-d float; its gradient is seeded with 1. The step
+// is the timeline of plan_training (codegen/training_plan.hpp): the forward statements, the
+// gradients toward the params in backward order (only where the cost says they flow), then
+// the update. Every buffer of that timeline lives in one arena, allocated when the trainer is
+// made, at offsets planned by liveness (plan_memory); params, gradients of params and the
+// optimizer's state are in it or beside it, never allocated by a step.
+//
+// The optimizers are torch.optim's, in the params' dtype (f32 or f64), step for step:
+//   sgd       g = dw + wd·w;                              w -= lr·g
+//   momentum  g = dw + wd·w; b = μ·b + g (b = g at first); w -= lr·b       (dampening 0)
+//   adam      g = dw + wd·w; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
+//             w -= lr/(1-β1^t) · m / (sqrt(v)/sqrt(1-β2^t) + ε)
+//   adamw     w -= lr·wd·w first (decoupled), then adam's update without wd
+// A param the loss does not depend on has no gradient and is left alone (torch skips a param
+// whose .grad is None).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "einexpr/codegen/program_cost.hpp"
+#include "einexpr/codegen/program_plan.hpp"
+#include "einexpr/codegen/training_plan.hpp"
+#include "einexpr/parser/program.hpp"
+#include "einexpr/runtime/tensor.hpp"
+
+namespace einexpr {
+
+struct OptimizerOptions {
+  Optimizer kind = Optimizer::sgd;
+  double lr = 1e-3;
+  double momentum = 0.9;      // momentum: μ
+  double weight_decay = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
+};
+
+using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+class Trainer {
+ public:
+  ~Trainer();
+  Trainer(Trainer&&) noexcept;
+  Trainer& operator=(Trainer&&) noexcept;
+
+  /// One step on the program's inputs (every `input`, by name, of the planned shape and
+  /// dtype): forward, backward, update. Returns the loss the forward computed (before the
+  /// update). A loss that is NaN or infinite stops the step before its backward: Error
+  /// naming the step, the params left as the last step made them.
+  double step(const TensorMap& inputs);
+  /// Steps taken (each one that updated the params).
+  std::int64_t steps() const noexcept;
+  /// The params now (the trainer's own storage: a later step changes them; copy to keep).
+  const TensorMap& parameters() const noexcept;
+  /// Each param's gradient in the last step (views of the arena: the next step overwrites
+  /// them); a param the loss does not depend on has none.
+  TensorMap gradients() const;
+
+  const ProgramPlan& plan() const noexcept;
+  const TrainingPlan& training() const noexcept;
+  const OptimizerOptions& optimizer() const noexcept;
+  /// The arena (the timeline's buffers, plus the staging buffers a lowering adds inside an
+  /// event), the params and the optimizer's state: what the trainer allocates. A step
+  /// allocates nothing more (peak_bytes_measured of the CLI checks it).
+  std::int64_t peak_bytes_predicted() const noexcept;
+  std::int64_t arena_bytes() const noexcept;
+
+ private:
+  struct Impl;
+  explicit Trainer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend Trainer compile_training(const ast::Program&, const ProgramOptions&, const OptimizerOptions&,
+                                  const TensorMap&);
+};
+
+/// Plans the program (plan_program with `options`; the params' shapes and dtypes bind axes
+/// as given tensors do), its backward (plan_training) and the update, lowers every plan for
+/// the CPU and allocates the arena. `params` holds every param's initial value, copied.
+/// Errors: a program whose outputs are not one 0-d float (the loss), a param missing, unknown,
+/// of another shape or dtype, a param dtype other than f32 or f64 (mixed precision is not
+/// implemented yet), options out of range (lr < 0, betas outside [0, 1), eps <= 0).
+Trainer compile_training(const ast::Program& program, const ProgramOptions& options,
+                         const OptimizerOptions& optimizer, const TensorMap& params);
+
+}  // namespace einexpr

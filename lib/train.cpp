@@ -1,0 +1,370 @@
+// compile_training / Trainer (train.hpp): plan_training's timeline lowered for the CPU and
+// placed in one arena; step() runs its events in order, then the optimizer.
+//
+// Buffers: every TrainingBuffer gets an arena offset from plan_memory over its lifetime,
+// together with the staging buffers each lowered plan adds beyond its plan's temporaries
+// (alive at their event only). A plan's workspace is bound per event: its sources (a forward
+// tensor in its buffer at its layout's offset, or the gradient dY of the statement's output),
+// then its temporaries. Where the result goes is the event's GradientInto.
+#include "einexpr/train.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "einexpr/codegen/lower.hpp"
+#include "einexpr/codegen/memory_plan.hpp"
+#include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/parallel.hpp"
+#include "einexpr/runtime/storage.hpp"
+#include "einexpr/runtime/strided.hpp"
+#include "program_bind.hpp"
+
+namespace einexpr {
+
+namespace {
+
+std::byte* at(std::byte* base, std::int64_t elements, DType dtype) {
+  return base + elements * static_cast<std::int64_t>(element_size(dtype));
+}
+
+template <class F>
+void visit_float(DType dtype, F&& f) {
+  if (dtype == DType::f32) f(float{});
+  else if (dtype == DType::f64) f(double{});
+  else throw DTypeError(std::string("program train: ") + std::string(name(dtype)) + " is not supported here yet (f32 and f64 are)");
+}
+
+// dst += src, elementwise over one shape (strides of either may be anything; dst's never 0).
+void add_into(std::byte* dst, const Layout& dl, const std::byte* src, const Layout& sl, DType dtype) {
+  visit_float(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (dl.is_contiguous() && sl.is_contiguous()) {
+      const std::int64_t n = checked_numel(dl.shape);
+      T* d = reinterpret_cast<T*>(dst) + dl.offset;
+      const T* s = reinterpret_cast<const T*>(src) + sl.offset;
+      parallel_for(n, pieces_for(n, 1 << 15), [&](std::int64_t, std::int64_t b, std::int64_t e) {
+        for (std::int64_t i = b; i < e; ++i) d[i] += s[i];
+      });
+      return;
+    }
+    const std::int64_t n = checked_numel(dl.shape);
+    std::vector<std::int64_t> index(dl.shape.size(), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t od = dl.offset, os = sl.offset;
+      for (std::size_t k = 0; k < index.size(); ++k) od += index[k] * dl.strides[k], os += index[k] * sl.strides[k];
+      reinterpret_cast<T*>(dst)[od] += reinterpret_cast<const T*>(src)[os];
+      for (std::size_t k = index.size(); k-- > 0;) {
+        if (++index[k] < dl.shape[k]) break;
+        index[k] = 0;
+      }
+    }
+  });
+}
+
+bool same_strides(const Layout& want, const Layout& have) {
+  if (want.shape != have.shape) return false;
+  for (std::size_t d = 0; d < want.shape.size(); ++d)
+    if (want.shape[d] != 1 && want.strides[d] != have.strides[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  ProgramPlan plan;
+  TrainingPlan training;
+  OptimizerOptions opt;
+  std::vector<Program> forward;                 // per statement
+  std::vector<Program> backward;                // per backward event
+  std::vector<std::int64_t> offset;             // per TrainingBuffer: arena offset
+  std::vector<std::vector<std::int64_t>> forward_staging, backward_staging;  // arena offsets
+  std::shared_ptr<Storage> arena;
+  std::int64_t arena_bytes = 0;
+  TensorMap params;                             // own storage
+  std::map<int, Tensor> constants;
+  std::vector<int> param_ids;                   // tensor ids of params with a gradient
+  std::vector<std::vector<Tensor>> state;       // per param_ids entry: momentum / m, v
+  std::int64_t state_bytes = 0, params_bytes = 0;
+  std::int64_t steps = 0;
+  int loss = -1;                                // the output tensor
+
+  void check_program();
+  void lower_all();
+  void place();
+  std::byte* buffer_base(int training_buffer) const { return arena->data() + offset[static_cast<std::size_t>(training_buffer)]; }
+  std::byte* tensor_ptr(int id, const std::map<int, Tensor>& bound) const;
+  std::byte* grad_ptr(int id) const {
+    const auto t = static_cast<std::size_t>(id);
+    return at(buffer_base(training.gradient_buffer[t]), training.gradient_layout[t].offset, plan.tensor(id).dtype);
+  }
+  void run_forward(const std::map<int, Tensor>& bound) const;
+  void run_backward(const std::map<int, Tensor>& bound) const;
+  void update();
+};
+
+void Trainer::Impl::check_program() {
+  if (plan.outputs.size() != 1)
+    throw Error("program train needs one output, the loss (a 0-d float); the program has " +
+                std::to_string(plan.outputs.size()) + " outputs");
+  loss = plan.outputs[0];
+  const ProgramTensor& l = plan.tensor(loss);
+  if (!l.shape.empty() || !is_floating(l.dtype))
+    throw Error("program train needs the output to be the loss, a 0-d float; " + plan.describe(loss) + " is not");
+  if (!l.requires_grad) throw Error("the loss " + plan.describe(loss) + " does not depend on any param: nothing to train");
+  for (const ProgramTensor& t : plan.tensors)
+    if (t.role == TensorRole::param && t.dtype != DType::f32 && t.dtype != DType::f64)
+      throw DTypeError("param '" + t.name + "' is " + std::string(name(t.dtype)) +
+                       ": program train runs f32 and f64 params (mixed precision is not implemented yet)");
+}
+
+void Trainer::Impl::lower_all() {
+  for (const PlannedStatement& st : plan.statements) forward.push_back(lower(st.plan, Device::cpu()));
+  for (const TrainingGradient& g : training.backward) {
+    backward.push_back(lower(g.gradient.plan, Device::cpu()));
+    const Program& p = backward.back();
+    const PlannedStatement& st = plan.statements[static_cast<std::size_t>(g.statement)];
+    for (std::size_t k = 0; k < g.source_tensors.size(); ++k) {  // the layouts the sources will have
+      const int t = g.source_tensors[k];
+      const Layout& have = t >= 0 ? plan.tensor(t).layout : training.gradient_layout[static_cast<std::size_t>(st.output)];
+      EINEXPR_ASSERT(same_strides(p.input_layouts[k], have),
+                     "program train: the gradient " + g.expression + " reads " + g.gradient.sources[k].name + " as " +
+                         shape_str(p.input_layouts[k].strides) + " but it is laid out as " + shape_str(have.strides));
+    }
+    if (g.into == GradientInto::fresh || g.into == GradientInto::add) {
+      const Value& out = g.gradient.plan.output_value();
+      EINEXPR_ASSERT(p.output_buffer == out.buffer && p.output_layout == out.layout,
+                     "program train: the lowering of " + g.expression + " moved its output");
+    }
+  }
+}
+
+// Lifetimes of the timeline's buffers and of each lowering's staging buffers, then offsets.
+void Trainer::Impl::place() {
+  std::vector<Lifetime> lifetimes;
+  for (const TrainingBuffer& b : training.buffers) lifetimes.push_back({b.bytes, b.first, b.last});
+  auto staging = [&](const Program& p, std::size_t plan_temps, int event, std::vector<std::int64_t>& slots) {
+    for (std::size_t j = plan_temps; j < p.temp_bytes.size(); ++j) {
+      slots.push_back(static_cast<std::int64_t>(lifetimes.size()));
+      lifetimes.push_back({static_cast<std::int64_t>(p.temp_bytes[j]), event, event});
+    }
+  };
+  const int n = static_cast<int>(plan.statements.size());
+  forward_staging.resize(forward.size());
+  for (int s = 0; s < n; ++s) {
+    const Plan& pl = plan.statements[static_cast<std::size_t>(s)].plan;
+    staging(forward[static_cast<std::size_t>(s)], pl.buffers.size() - static_cast<std::size_t>(pl.num_inputs), s,
+            forward_staging[static_cast<std::size_t>(s)]);
+  }
+  backward_staging.resize(backward.size());
+  for (std::size_t e = 0; e < backward.size(); ++e) {
+    const Plan& pl = training.backward[e].gradient.plan;
+    staging(backward[e], pl.buffers.size() - static_cast<std::size_t>(pl.num_inputs), n + static_cast<int>(e),
+            backward_staging[e]);
+  }
+  const MemoryPlan m = plan_memory(lifetimes, static_cast<std::int64_t>(cpu_alignment));
+  offset.assign(m.offsets.begin(), m.offsets.begin() + static_cast<std::ptrdiff_t>(training.buffers.size()));
+  for (auto* slots : {&forward_staging, &backward_staging})
+    for (auto& v : *slots)
+      for (std::int64_t& slot : v) slot = m.offsets[static_cast<std::size_t>(slot)];
+  arena_bytes = m.arena_bytes;
+  arena = Storage::allocate(static_cast<std::size_t>(std::max<std::int64_t>(arena_bytes, 1)), Device::cpu());
+}
+
+std::byte* Trainer::Impl::tensor_ptr(int id, const std::map<int, Tensor>& bound) const {
+  const ProgramTensor& t = plan.tensor(id);
+  const ProgramBuffer& pb = plan.buffers[static_cast<std::size_t>(t.buffer)];
+  std::byte* base = pb.external ? static_cast<std::byte*>(bound.at(pb.tensor).data_ptr())
+                                : buffer_base(training.forward_buffer[static_cast<std::size_t>(t.buffer)]);
+  return at(base, t.layout.offset, t.dtype);
+}
+
+void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
+  for (std::size_t s = 0; s < plan.statements.size(); ++s) {
+    const PlannedStatement& st = plan.statements[s];
+    Workspace ws{{}, Device::cpu()};
+    for (int in : st.inputs) ws.buffers.push_back(tensor_ptr(in, bound));
+    for (std::size_t j = static_cast<std::size_t>(st.plan.num_inputs); j < st.buffers.size(); ++j)
+      ws.buffers.push_back(buffer_base(training.forward_buffer[static_cast<std::size_t>(st.buffers[j])]));
+    for (const std::int64_t o : forward_staging[s]) ws.buffers.push_back(arena->data() + o);
+    for (const Kernel& k : forward[s].kernels) k.run(ws);
+  }
+}
+
+void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound) const {
+  for (int o : training.seeds) {  // dY = 1
+    visit_float(plan.tensor(o).dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T* p = reinterpret_cast<T*>(grad_ptr(o));
+      std::fill(p, p + checked_numel(plan.tensor(o).shape), T(1));
+    });
+  }
+  for (std::size_t e = 0; e < training.backward.size(); ++e) {
+    const TrainingGradient& g = training.backward[e];
+    const PlannedStatement& st = plan.statements[static_cast<std::size_t>(g.statement)];
+    Workspace ws{{}, Device::cpu()};
+    for (std::size_t k = 0; k < g.source_tensors.size(); ++k)
+      ws.buffers.push_back(g.source_tensors[k] >= 0 ? tensor_ptr(g.source_tensors[k], bound) : grad_ptr(st.output));
+    for (int b : g.temp_buffers) ws.buffers.push_back(buffer_base(b));
+    for (const std::int64_t o : backward_staging[e]) ws.buffers.push_back(arena->data() + o);
+    const Program& p = backward[e];
+    for (const Kernel& k : p.kernels) k.run(ws);
+    const ProgramTensor& t = plan.tensor(g.tensor);
+    const Layout& grad_layout = training.gradient_layout[static_cast<std::size_t>(g.tensor)];
+    std::byte* grad_base = buffer_base(training.gradient_buffer[static_cast<std::size_t>(g.tensor)]);
+    const Value& out = g.gradient.plan.output_value();
+    switch (g.into) {
+      case GradientInto::fresh:
+      case GradientInto::view: break;
+      case GradientInto::add: add_into(grad_base, grad_layout, buffer_base(g.contribution), out.layout, t.dtype); break;
+      case GradientInto::add_view:
+      case GradientInto::copy: {
+        const std::byte* src = ws.buffers[static_cast<std::size_t>(out.buffer)];
+        if (g.into == GradientInto::copy)
+          copy_strided(grad_base, grad_layout, src, out.layout, element_size(t.dtype));
+        else
+          add_into(grad_base, grad_layout, src, out.layout, t.dtype);
+        break;
+      }
+    }
+  }
+}
+
+// torch.optim's single-tensor updates (see train.hpp), in the param's dtype.
+void Trainer::Impl::update() {
+  const double t = static_cast<double>(steps + 1);
+  for (std::size_t i = 0; i < param_ids.size(); ++i) {
+    const ProgramTensor& pt = plan.tensor(param_ids[i]);
+    Tensor& w = params.find(pt.name)->second;
+    const std::int64_t n = w.numel();
+    visit_float(pt.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T* p = static_cast<T*>(w.data_ptr());
+      const T* g = reinterpret_cast<const T*>(grad_ptr(param_ids[i]));
+      T* s0 = state[i].empty() ? nullptr : static_cast<T*>(state[i][0].data_ptr());
+      T* s1 = state[i].size() < 2 ? nullptr : static_cast<T*>(state[i][1].data_ptr());
+      const T lr = static_cast<T>(opt.lr), wd = static_cast<T>(opt.weight_decay), mu = static_cast<T>(opt.momentum);
+      const T b1 = static_cast<T>(opt.beta1), b2 = static_cast<T>(opt.beta2), eps = static_cast<T>(opt.eps);
+      const T step_size = static_cast<T>(opt.lr / (1 - std::pow(opt.beta1, t)));
+      const T bc2_sqrt = static_cast<T>(std::sqrt(1 - std::pow(opt.beta2, t)));
+      const T decay = static_cast<T>(1 - opt.lr * opt.weight_decay);
+      const Optimizer kind = opt.kind;
+      const bool first = steps == 0;
+      parallel_for(n, pieces_for(n, 1 << 14), [&](std::int64_t, std::int64_t b, std::int64_t e) {
+        for (std::int64_t j = b; j < e; ++j) {
+          T grad = g[j];
+          switch (kind) {
+            case Optimizer::sgd:
+              if (wd != T(0)) grad = grad + wd * p[j];
+              p[j] = p[j] - lr * grad;
+              break;
+            case Optimizer::momentum:
+              if (wd != T(0)) grad = grad + wd * p[j];
+              s0[j] = first ? grad : mu * s0[j] + grad;
+              p[j] = p[j] - lr * s0[j];
+              break;
+            case Optimizer::adam:
+            case Optimizer::adamw:
+              if (kind == Optimizer::adamw) p[j] = p[j] * decay;
+              else if (wd != T(0)) grad = grad + wd * p[j];
+              s0[j] = s0[j] + (grad - s0[j]) * (T(1) - b1);  // torch's lerp_
+              s1[j] = s1[j] * b2 + grad * grad * (T(1) - b2);
+              p[j] = p[j] - step_size * (s0[j] / (std::sqrt(s1[j]) / bc2_sqrt + eps));
+              break;
+          }
+        }
+      });
+    });
+  }
+  ++steps;
+}
+
+Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Trainer::~Trainer() = default;
+Trainer::Trainer(Trainer&&) noexcept = default;
+Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+
+Trainer compile_training(const ast::Program& program, const ProgramOptions& options, const OptimizerOptions& optimizer,
+                         const TensorMap& params) {
+  if (!(optimizer.lr >= 0)) throw Error("the learning rate must be >= 0, got " + std::to_string(optimizer.lr));
+  if (!(optimizer.weight_decay >= 0)) throw Error("the weight decay must be >= 0, got " + std::to_string(optimizer.weight_decay));
+  if (!(optimizer.momentum >= 0)) throw Error("the momentum must be >= 0, got " + std::to_string(optimizer.momentum));
+  if (!(optimizer.beta1 >= 0 && optimizer.beta1 < 1) || !(optimizer.beta2 >= 0 && optimizer.beta2 < 1))
+    throw Error("the betas must be in [0, 1), got " + std::to_string(optimizer.beta1) + ", " + std::to_string(optimizer.beta2));
+  if (!(optimizer.eps > 0)) throw Error("eps must be > 0, got " + std::to_string(optimizer.eps));
+  auto m = std::make_unique<Trainer::Impl>();
+  m->opt = optimizer;
+  ProgramOptions o = options;
+  for (const auto& [name, t] : params) {
+    const bool listed = std::any_of(o.given.begin(), o.given.end(), [&](const GivenTensor& g) { return g.name == name; });
+    if (t.defined() && !listed) o.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
+  }
+  m->plan = plan_program(program, o);
+  m->check_program();
+  m->params = program_detail::bind_tensors(m->plan, params, Device::cpu(), {TensorRole::param});
+  for (auto& [name, t] : m->params) t = t.clone();  // the trainer's own
+  m->training = plan_training(m->plan);
+  m->lower_all();
+  m->place();
+  for (std::size_t id = 0; id < m->plan.tensors.size(); ++id) {
+    const ProgramTensor& t = m->plan.tensors[id];
+    if (t.role == TensorRole::constant) m->constants[static_cast<int>(id)] = Tensor::full({}, t.value, t.dtype);
+    if (t.role != TensorRole::param) continue;
+    m->params_bytes += m->params.at(t.name).nbytes();
+    if (!m->training.needs_grad[id] || m->training.gradient_buffer[id] < 0) continue;
+    EINEXPR_ASSERT(m->training.gradient_layout[id].is_contiguous(),
+                   "program train: the gradient of '" + t.name + "' is not contiguous");
+    m->param_ids.push_back(static_cast<int>(id));
+    std::vector<Tensor> s;
+    for (int k = 0; k < optimizer_states(optimizer.kind); ++k) s.push_back(Tensor::zeros(t.shape, t.dtype));
+    for (const Tensor& x : s) m->state_bytes += x.nbytes();
+    m->state.push_back(std::move(s));
+  }
+  return Trainer(std::move(m));
+}
+
+double Trainer::step(const TensorMap& inputs) {
+  Impl& m = *impl_;
+  std::map<int, Tensor> bound;
+  for (const auto& [id, t] : program_detail::bind_tensors(m.plan, inputs, Device::cpu(), {TensorRole::input}))
+    bound[m.plan.tensor(id)] = t;
+  for (const auto& [name, t] : m.params) bound[m.plan.tensor(name)] = t;
+  for (const auto& [id, t] : m.constants) bound[id] = t;
+  m.run_forward(bound);
+  double loss = 0;
+  visit_float(m.plan.tensor(m.loss).dtype,
+              [&](auto zero) { loss = static_cast<double>(*reinterpret_cast<const decltype(zero)*>(m.tensor_ptr(m.loss, bound))); });
+  if (!std::isfinite(loss))
+    throw Error("the loss is " + std::string(std::isnan(loss) ? "nan" : "infinite") + " at step " +
+                std::to_string(m.steps + 1) + ": stopped before its update (the params are those of step " +
+                std::to_string(m.steps) + ")");
+  m.run_backward(bound);
+  m.update();
+  return loss;
+}
+
+std::int64_t Trainer::steps() const noexcept { return impl_->steps; }
+const TensorMap& Trainer::parameters() const noexcept { return impl_->params; }
+
+TensorMap Trainer::gradients() const {
+  const Impl& m = *impl_;
+  TensorMap out;
+  for (int id : m.param_ids) {
+    const ProgramTensor& t = m.plan.tensor(id);
+    const auto i = static_cast<std::size_t>(id);
+    Layout layout = m.training.gradient_layout[i];
+    layout.offset += m.offset[static_cast<std::size_t>(m.training.gradient_buffer[i])] / static_cast<std::int64_t>(element_size(t.dtype));
+    out[t.name] = Tensor(m.arena, std::move(layout), t.dtype);
+  }
+  return out;
+}
+
+const ProgramPlan& Trainer::plan() const noexcept { return impl_->plan; }
+const TrainingPlan& Trainer::training() const noexcept { return impl_->training; }
+const OptimizerOptions& Trainer::optimizer() const noexcept { return impl_->opt; }
+std::int64_t Trainer::arena_bytes() const noexcept { return impl_->arena_bytes; }
+std::int64_t Trainer::peak_bytes_predicted() const noexcept {
+  return impl_->arena_bytes + impl_->params_bytes + impl_->state_bytes;
+}
+
+}  // namespace einexpr
