@@ -1,0 +1,284 @@
+#!/usr/bin/python3
+"""Writes train_torch_values.hpp: torch's training runs of two model files of examples/models/,
+for `program train` (forward, autograd's backward toward every param, then an optimizer step):
+
+  - lecture2.ein (x B D, w1 D E, w2 E K, loss = mean of square of h2) at B=6 D=5 E=4 K=3, with
+    every optimizer (sgd, momentum, adam, adamw) for 5 steps in f64 and in f32, and adam for 20
+    steps in f32 (a loss curve);
+  - gpt2_train.ein (a 1-layer GPT-2-style language model with its cross-entropy loss) at its
+    default sizes, with adamw for 3 steps in f64 and in f32, and sgd for 2 steps in f64.
+
+The optimizers are torch.optim's own (SGD with momentum 0 or m, dampening 0, no nesterov; Adam
+with L2 added to the gradient; AdamW's decoupled decay); each step zeroes the gradients, runs the
+forward, loss.backward() and opt.step(), on the same inputs every step. torch computes in the
+case's dtype; an f32 case's inputs and initial params are the f32 roundings of the f64 ones
+(the values the header holds), and its numbers are f32 values written as doubles. Each case
+records every input and param's initial value (the model file's declaration order), each step's
+loss (the forward before that step's update), every param's gradient in the first step, and the
+params after the last step. gpt2_train's torch model follows einexpr's ops exactly: layer_norm
+with eps 1e-5 and no affine part (the gains and biases are maps), "gelu" as torch's
+approximate="tanh", the scale 1/sqrt(K) a 0-d number of the run's dtype, the causal mask an
+input (0 on and below the diagonal, -1e9 above: finite, so that the header needs no infinity)
+added to the scores, softmax over the keys, cross_entropy as F.cross_entropy, the mean over B S.
+
+Run with Debian's python3 (numpy, torch):
+    /usr/bin/python3 tests/lib/data/make_train_torch.py > tests/lib/data/train_torch_values.hpp
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+f64 = torch.float64
+DTYPES = {"f64": torch.float64, "f32": torch.float32}
+
+
+# ---- the models: the declarations of the model file, in order, and its forward in torch ----
+
+LECTURE2_SIZES = [("B", 6), ("D", 5), ("E", 4), ("K", 3)]
+
+
+def lecture2_values():
+    """[(name, kind, f64 or i64 tensor)] in lecture2.ein's declaration order; kind is input or param."""
+    B, D, E, K = (n for _, n in LECTURE2_SIZES)
+    torch.manual_seed(2)
+    return [
+        ("x", "input", torch.randn(B, D, dtype=f64)),
+        ("w1", "param", torch.randn(D, E, dtype=f64) * 0.5),
+        ("w2", "param", torch.randn(E, K, dtype=f64) * 0.5),
+    ]
+
+
+def lecture2_forward(t):
+    h1 = t["x"] @ t["w1"]
+    h2 = h1 @ t["w2"]
+    return torch.square(h2).mean()
+
+
+GPT2_SIZES = [("B", 2), ("S", 8), ("T", 8), ("D", 16), ("H", 2), ("K", 8), ("F", 64), ("V", 32)]
+GPT2_SCALE = 0.35355339059327373  # 1/sqrt(K) as gpt2_train.ein writes it
+GPT2_MASKED = -1e9  # the mask above the diagonal
+
+
+def gpt2_values():
+    """[(name, kind, f64 or i64 tensor)] in gpt2_train.ein's declaration order."""
+    s = dict(GPT2_SIZES)
+    B, S, D, H, K, F_, V = s["B"], s["S"], s["D"], s["H"], s["K"], s["F"], s["V"]
+    torch.manual_seed(3)
+
+    def rn(*shape, scale):
+        return torch.randn(*shape, dtype=f64) * scale
+
+    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
+    tgt = torch.empty_like(tok)
+    tgt[:, :-1] = tok[:, 1:]  # the next token; the last position's target is drawn
+    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
+    mask = torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+    return [
+        ("tok", "input", tok),
+        ("tgt", "input", tgt),
+        ("mask", "input", mask),
+        ("wte", "param", rn(V, D, scale=0.3)),
+        ("wpe", "param", rn(S, D, scale=0.1)),
+        ("ln1_g", "param", 1 + rn(D, scale=0.1)),
+        ("ln1_b", "param", rn(D, scale=0.1)),
+        ("w_q", "param", rn(D, H * K, scale=0.25)),
+        ("b_q", "param", rn(H * K, scale=0.1)),
+        ("w_k", "param", rn(D, H * K, scale=0.25)),
+        ("b_k", "param", rn(H * K, scale=0.1)),
+        ("w_v", "param", rn(D, H * K, scale=0.25)),
+        ("b_v", "param", rn(H * K, scale=0.1)),
+        ("w_o", "param", rn(H * K, D, scale=0.25)),
+        ("b_o", "param", rn(D, scale=0.1)),
+        ("ln2_g", "param", 1 + rn(D, scale=0.1)),
+        ("ln2_b", "param", rn(D, scale=0.1)),
+        ("w_fc", "param", rn(D, F_, scale=0.25)),
+        ("b_fc", "param", rn(F_, scale=0.1)),
+        ("w_proj", "param", rn(F_, D, scale=0.125)),
+        ("b_proj", "param", rn(D, scale=0.1)),
+        ("lnf_g", "param", 1 + rn(D, scale=0.1)),
+        ("lnf_b", "param", rn(D, scale=0.1)),
+    ]
+
+
+def gpt2_forward(t):
+    s = dict(GPT2_SIZES)
+    B, S, D, H, K, V = s["B"], s["S"], s["D"], s["H"], s["K"], s["V"]
+    dt = t["wte"].dtype
+
+    def ln(x, gain, bias):  # layer_norm(x, "B S [D]") (eps 1e-5, no affine part), then two maps
+        return F.layer_norm(x, (D,), eps=1e-5) * gain + bias
+
+    def heads(z):  # B S (H K) -> B H S K
+        return z.reshape(B, S, H, K).permute(0, 2, 1, 3)
+
+    x = F.embedding(t["tok"], t["wte"]) + t["wpe"]
+    ln1 = ln(x, t["ln1_g"], t["ln1_b"])
+    q = heads(ln1 @ t["w_q"] + t["b_q"])
+    k = heads(ln1 @ t["w_k"] + t["b_k"])
+    v = heads(ln1 @ t["w_v"] + t["b_v"])
+    s0 = q @ k.transpose(-1, -2)
+    s2 = s0 * torch.tensor(GPT2_SCALE, dtype=dt) + t["mask"]
+    p = torch.softmax(s2, dim=-1)
+    o1 = (p @ v).permute(0, 2, 1, 3).reshape(B, S, H * K)
+    h = x + (o1 @ t["w_o"] + t["b_o"])
+    ln2 = ln(h, t["ln2_g"], t["ln2_b"])
+    g = F.gelu(ln2 @ t["w_fc"] + t["b_fc"], approximate="tanh")
+    y = h + (g @ t["w_proj"] + t["b_proj"])
+    lnf = ln(y, t["lnf_g"], t["lnf_b"])
+    logits = lnf @ t["wte"].T
+    ce = F.cross_entropy(logits.reshape(B * S, V), t["tgt"].reshape(B * S), reduction="none")
+    return ce.mean()
+
+
+def cast(values, dtype):
+    """The declarations with their float tensors in `dtype` ("f32" or "f64"): [(name, kind, dtype name, tensor)]."""
+    out = []
+    for name, kind, v in values:
+        if v.is_floating_point():
+            out.append((name, kind, dtype, v.to(DTYPES[dtype])))
+        else:
+            out.append((name, kind, "i64", v.clone()))
+    return out
+
+
+# ---- a training run ----
+
+
+def make_optimizer(params, optimizer, lr, momentum, weight_decay, beta1, beta2, eps):
+    if optimizer == "sgd":
+        return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay)
+    if optimizer == "momentum":
+        return torch.optim.SGD(params, lr=lr, momentum=momentum, dampening=0, nesterov=False,
+                               weight_decay=weight_decay)
+    if optimizer == "adam":
+        return torch.optim.Adam(params, lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
+                                amsgrad=False)
+    if optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
+                                 amsgrad=False)
+    raise ValueError(optimizer)
+
+
+def train(decls, forward, optimizer, lr, momentum, weight_decay, beta1, beta2, eps, steps):
+    """Returns (losses, first step's grads {name: tensor}, final params {name: tensor})."""
+    t = {}
+    params = []
+    for name, kind, _, v in decls:
+        if kind == "param":
+            t[name] = v.clone().requires_grad_(True)
+            params.append(t[name])
+        else:
+            t[name] = v.clone()
+    opt = make_optimizer(params, optimizer, lr, momentum, weight_decay, beta1, beta2, eps)
+    losses, grads = [], None
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=False)
+        loss = forward(t)
+        loss.backward()
+        losses.append(loss.item())
+        if grads is None:
+            grads = {name: t[name].grad.detach().clone() for name, kind, _, _ in decls if kind == "param"}
+        opt.step()
+    final = {name: t[name].detach().clone() for name, kind, _, _ in decls if kind == "param"}
+    return losses, grads, final
+
+
+# ---- C++ text ----
+
+
+def cpp(v):
+    v = float(v)
+    assert math.isfinite(v), v
+    return repr(v)
+
+
+def values(t):
+    t = t.detach()
+    shape = ", ".join(str(d) for d in t.shape)
+    data = t.to(f64).reshape(-1).tolist() if t.is_floating_point() else [float(i) for i in t.reshape(-1).tolist()]
+    return "{{" + shape + "}, {" + ", ".join(cpp(v) for v in data) + "}}"
+
+
+def named(name, dtype, t):
+    return f'{{"{name}", "{dtype}", {values(t)}}}'
+
+
+cases = []
+
+OPT_DEFAULTS = dict(momentum=0.0, weight_decay=0.0, beta1=0.9, beta2=0.999, eps=1e-8)
+
+
+def case(model, sizes, vals, forward, dtype, optimizer, steps, **hyper):
+    h = dict(OPT_DEFAULTS)
+    h.update(hyper)
+    decls = cast(vals, dtype)
+    losses, grads, final = train(decls, forward, optimizer, h["lr"], h["momentum"], h["weight_decay"], h["beta1"],
+                                 h["beta2"], h["eps"], steps)
+    what = f"{model.removesuffix('.ein')}, {optimizer}, {dtype}, {steps} steps"
+    pdtype = {name: dt for name, kind, dt, _ in decls}
+    lines = [
+        "  {",
+        f'    "{what}", "{model}",',
+        "    {" + ", ".join(f'{{"{n}", {v}}}' for n, v in sizes) + "},",
+        f'    "{dtype}", "{optimizer}",',
+        "    " + ", ".join(cpp(h[k]) for k in ("lr", "momentum", "weight_decay", "beta1", "beta2", "eps")) + ",",
+        f"    {steps},",
+        "    {" + ",\n     ".join(named(name, dt, v) for name, _, dt, v in decls) + "},",
+        "    {" + ", ".join(cpp(v) for v in losses) + "},",
+        "    {" + ",\n     ".join(named(n, pdtype[n], g) for n, g in grads.items()) + "},",
+        "    {" + ",\n     ".join(named(n, pdtype[n], p) for n, p in final.items()) + "},",
+        "  },",
+    ]
+    cases.append("\n".join(lines))
+
+
+def main():
+    lecture2 = lecture2_values()
+    for dtype in ("f64", "f32"):
+        case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, dtype, "sgd", 5, lr=0.1)
+        case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, dtype, "momentum", 5, lr=0.05, momentum=0.9,
+             weight_decay=0.01)
+        case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, dtype, "adam", 5, lr=0.01, beta1=0.9,
+             beta2=0.999, eps=1e-8, weight_decay=0.01)
+        case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, dtype, "adamw", 5, lr=0.01, beta1=0.9,
+             beta2=0.95, eps=1e-8, weight_decay=0.1)
+    case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, "f32", "adam", 20, lr=0.01, beta1=0.9,
+         beta2=0.999, eps=1e-8, weight_decay=0.01)
+
+    gpt2 = gpt2_values()
+    for dtype in ("f64", "f32"):
+        case("gpt2_train.ein", GPT2_SIZES, gpt2, gpt2_forward, dtype, "adamw", 3, lr=1e-3, beta1=0.9, beta2=0.95,
+             eps=1e-8, weight_decay=0.1)
+    case("gpt2_train.ein", GPT2_SIZES, gpt2, gpt2_forward, "f64", "sgd", 2, lr=0.1)
+
+    version = ".".join(torch.__version__.split(".")[:2])
+    print(f"// Generated by tests/lib/data/make_train_torch.py (torch {version}): do not edit.")
+    print("""#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+namespace train_torch {
+struct Values { std::vector<std::int64_t> shape; std::vector<double> data; };
+struct Named { const char* name; const char* dtype; Values v; };  // dtype "f32", "f64" or "i64"
+struct Case {
+  const char* what;       // e.g. "lecture2, adamw, f32"
+  const char* model;      // a file of examples/models/, e.g. "lecture2.ein"
+  std::vector<std::pair<const char*, std::int64_t>> sizes;  // axis overrides NAME=LEN
+  const char* dtype;      // "f32" or "f64": the run's float dtype (params, float inputs, compute)
+  const char* optimizer;  // "sgd", "momentum", "adam" or "adamw"
+  double lr, momentum, weight_decay, beta1, beta2, eps;
+  int steps;
+  std::vector<Named> inputs;   // every input and every param's initial value, in the model file's declaration order
+  std::vector<double> losses;  // steps entries: the loss each step's forward computed (before that step's update)
+  std::vector<Named> grads;    // every param's gradient in the FIRST step
+  std::vector<Named> params;   // every param after `steps` updates
+};
+inline const std::vector<Case> cases = {""")
+    print("\n".join(cases))
+    print("};")
+    print("}  // namespace train_torch")
+
+
+if __name__ == "__main__":
+    main()
