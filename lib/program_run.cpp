@@ -54,6 +54,7 @@ NamedTensors bind_tensors(const ProgramPlan& plan, const NamedTensors& given, De
       throw Error("'" + name + "' names no " + expected + " of the program" +
                   (id < 0                                          ? std::string()
                    : plan.tensor(id).role == TensorRole::statement ? std::string(" (the program computes it)")
+                   : plan.tensor(id).role == TensorRole::input     ? std::string(" (it is an input)")
                                                                     : std::string(" (it is a ") + einexpr::name(plan.tensor(id).role) + ")"));
     const ProgramTensor& t = plan.tensor(id);
     if (!tensor.defined()) throw Error(std::string(einexpr::name(t.role)) + " '" + name + "' is an undefined tensor");

@@ -85,7 +85,7 @@ struct Trainer::Impl {
   std::map<int, Tensor> constants;
   std::vector<int> param_ids;                   // tensor ids of params with a gradient
   std::vector<std::vector<Tensor>> state;       // per param_ids entry: momentum / m, v
-  std::int64_t state_bytes = 0, params_bytes = 0;
+  std::int64_t state_bytes = 0, params_bytes = 0;  // params_bytes: and the program's numbers
   std::int64_t steps = 0;
   int loss = -1;                                // the output tensor
 
@@ -244,8 +244,9 @@ void Trainer::Impl::update() {
       T* s0 = state[i].empty() ? nullptr : static_cast<T*>(state[i][0].data_ptr());
       T* s1 = state[i].size() < 2 ? nullptr : static_cast<T*>(state[i][1].data_ptr());
       const T lr = static_cast<T>(opt.lr), wd = static_cast<T>(opt.weight_decay), mu = static_cast<T>(opt.momentum);
-      const T b1 = static_cast<T>(opt.beta1), b2 = static_cast<T>(opt.beta2), eps = static_cast<T>(opt.eps);
-      const T step_size = static_cast<T>(opt.lr / (1 - std::pow(opt.beta1, t)));
+      // torch's Python-float scalars: 1 - β in double, then rounded to T (not 1 - T(β))
+      const T w1 = static_cast<T>(1 - opt.beta1), w2 = static_cast<T>(1 - opt.beta2), b2 = static_cast<T>(opt.beta2);
+      const T eps = static_cast<T>(opt.eps), neg_step = static_cast<T>(-(opt.lr / (1 - std::pow(opt.beta1, t))));
       const T bc2_sqrt = static_cast<T>(std::sqrt(1 - std::pow(opt.beta2, t)));
       const T decay = static_cast<T>(1 - opt.lr * opt.weight_decay);
       const Optimizer kind = opt.kind;
@@ -267,9 +268,9 @@ void Trainer::Impl::update() {
             case Optimizer::adamw:
               if (kind == Optimizer::adamw) p[j] = p[j] * decay;
               else if (wd != T(0)) grad = grad + wd * p[j];
-              s0[j] = s0[j] + (grad - s0[j]) * (T(1) - b1);  // torch's lerp_
-              s1[j] = s1[j] * b2 + grad * grad * (T(1) - b2);
-              p[j] = p[j] - step_size * (s0[j] / (std::sqrt(s1[j]) / bc2_sqrt + eps));
+              s0[j] = s0[j] + w1 * (grad - s0[j]);           // lerp_(g, 1 - β1)
+              s1[j] = s1[j] * b2 + w2 * grad * grad;         // mul_(β2).addcmul_(g, g, 1 - β2)
+              p[j] = p[j] + neg_step * s0[j] / (std::sqrt(s1[j]) / bc2_sqrt + eps);  // addcdiv_
               break;
           }
         }
@@ -308,7 +309,10 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   m->place();
   for (std::size_t id = 0; id < m->plan.tensors.size(); ++id) {
     const ProgramTensor& t = m->plan.tensors[id];
-    if (t.role == TensorRole::constant) m->constants[static_cast<int>(id)] = Tensor::full({}, t.value, t.dtype);
+    if (t.role == TensorRole::constant) {
+      m->constants[static_cast<int>(id)] = Tensor::full({}, t.value, t.dtype);
+      m->params_bytes += static_cast<std::int64_t>(element_size(t.dtype));  // held as long
+    }
     if (t.role != TensorRole::param) continue;
     m->params_bytes += m->params.at(t.name).nbytes();
     if (!m->training.needs_grad[id] || m->training.gradient_buffer[id] < 0) continue;

@@ -16,7 +16,7 @@
 using namespace einexpr;
 using namespace einexpr::test;
 
-TEST_CASE("to_dlpack of a GPU tensor: kDLCUDA, its pointer and strides; from_dlpack shares it back", "[cuda][dlpack]") {
+TEST_CASE("to_dlpack of a GPU tensor: kDLCUDA, its pointer and strides, and from_dlpack shares it back", "[cuda][dlpack]") {
   for (const DType d : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32}) {
     CAPTURE(name(d));
     const Tensor cpu = Tensor::randn({4, 5, 6}, d, 7);

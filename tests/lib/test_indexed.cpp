@@ -341,7 +341,7 @@ TEST_CASE("indexed and concatenation patterns: errors with their carets", "[inde
                        MessageHas("axis a is 5"));
 }
 
-TEST_CASE("split: views where the strides allow; concatenation: one copy per input, no more", "[indexed]") {
+TEST_CASE("split: views where the strides allow, and concatenation: one copy per input, no more", "[indexed]") {
   const Tensor qkv = Tensor::randn({2, 3, 9}, DType::f32, 4);
   const std::vector<Tensor> parts = split(qkv, "b s (q + k + v) -> b s q, b s k, b s v", {{"q", 2}, {"k", 3}});
   REQUIRE(parts.size() == 3);

@@ -27,7 +27,7 @@ TEST_CASE("unary maps match the formulas", "[map]") {
   }
 }
 
-TEST_CASE("integer maps: relu, abs, neg, square exact; exp is a dtype error", "[map]") {
+TEST_CASE("integer maps: relu, abs, neg, square exact, and exp is a dtype error", "[map]") {
   const Tensor x = Tensor::randn({4, 6}, DType::i64, 9);
   for (UnaryOp op : {UnaryOp::relu, UnaryOp::abs, UnaryOp::neg, UnaryOp::square}) {
     CAPTURE(name(op));

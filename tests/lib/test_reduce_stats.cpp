@@ -56,7 +56,7 @@ TEST_CASE("var, std and logsumexp match the f64 reference on every layout and fl
       }
 }
 
-TEST_CASE("var, std and logsumexp are for floats; a negative correction is an error", "[reduce][stats][errors]") {
+TEST_CASE("var, std and logsumexp are for floats, and a negative correction is an error", "[reduce][stats][errors]") {
   const Tensor i = Tensor::randn({3, 4}, DType::i64, 1), b = Tensor::randn({3, 4}, DType::boolean, 1);
   for (const char* r : {"var", "std", "logsumexp"}) {
     CAPTURE(r);

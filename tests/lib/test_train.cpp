@@ -6,12 +6,15 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
 #include <string>
 
+#include "data/train_torch_values.hpp"
 #include "einexpr/einexpr.hpp"
+#include "model_files.hpp"
 
 using namespace einexpr;
 
@@ -154,4 +157,138 @@ TEST_CASE("program train: those programs take every way a gradient goes", "[trai
   CHECK(seen.count(GradientInto::view));
   CHECK(seen.count(GradientInto::copy));
   CHECK(seen.count(GradientInto::add_view));
+}
+
+TEST_CASE("program train: a step allocates nothing, and the arena holds the timeline", "[train]") {
+  const ast::Program p = parse_program(kNormsAndNumbers, "fd.ein");
+  const TensorMap params = {{"g", randn({4}, 5)}, {"w", randn({4, 4}, 6, 0.5)}};
+  const TensorMap inputs = {{"x", randn({2, 3, 4}, 4)}};
+  reset_storage_peak(Device::cpu());
+  const std::size_t before = storage_usage(Device::cpu()).bytes_in_use;
+  Trainer t = compile_training(p, {.dtype = DType::f64}, {.kind = Optimizer::adam, .lr = 1e-2}, params);
+  const std::size_t compiled = storage_usage(Device::cpu()).bytes_in_use;
+  CHECK(static_cast<std::int64_t>(compiled - before) == t.peak_bytes_predicted());
+  for (int i = 0; i < 3; ++i) t.step(inputs);
+  CHECK(storage_usage(Device::cpu()).bytes_in_use == compiled);  // nothing kept, nothing leaked
+  CHECK(static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before) <= t.peak_bytes_predicted());
+  // the arena is no smaller than the timeline's high-water mark, nor than its sum without reuse
+  std::int64_t sum = 0;
+  for (const TrainingBuffer& b : t.training().buffers) sum += b.bytes;
+  CHECK(t.arena_bytes() >= t.training().peak_bytes());
+  CHECK(t.arena_bytes() < sum);  // buffers of disjoint lifetimes share memory
+  // the arena + params and adam's two states + the program's number 0.5
+  CHECK(t.peak_bytes_predicted() == t.arena_bytes() + 3 * 8 * (4 + 16) + 8);
+  CHECK(t.steps() == 3);
+}
+
+TEST_CASE("program train: errors name what is wrong, and a failed step changes nothing", "[train][errors]") {
+  const ast::Program lecture = parse_program(R"ein(
+axes B=3 D=4 E=2
+input x: B D
+param w: D E
+h = einsum(x, w, "B D, D E -> B E")
+sq = map(h, "B E -> B E", "square")
+loss = reduce(sq, "B E ->", "mean")
+)ein",
+                                             "l.ein");
+  const Tensor w = Tensor::randn({4, 2}, DType::f32, 1);
+  const Tensor x = Tensor::randn({3, 4}, DType::f32, 2);
+  struct Row {
+    std::function<void()> call;
+    std::string message;
+  };
+  const Row rows[] = {
+      {[&] { compile_training(parse_program("axes D=3\ninput x: D\nparam w: D\ny = map(x, w, \"D, D -> D\", \"mul\")", "v.ein"), {}, {}, {{"w", Tensor::randn({3})}}); },
+       "program train needs the output to be the loss, a 0-d float; 'y' [D=3] f32 is not"},
+      {[&] { compile_training(parse_program("axes D=3\ninput x: D\nparam w: D\ny = reduce(x, \"D ->\", \"sum\")", "v.ein"), {}, {}, {{"w", Tensor::randn({3})}}); },
+       "the loss 'y' [] f32 does not depend on any param: nothing to train"},
+      {[&] { compile_training(lecture, {}, {}, {}); }, "missing param 'w'"},
+      {[&] { compile_training(lecture, {}, {}, {{"w", w}, {"x", x}}); }, "'x' names no param of the program (it is an input)"},
+      {[&] { compile_training(lecture, {}, {}, {{"w", Tensor::randn({8})}}); }, "the tensor given for 'w'"},
+      {[&] { compile_training(lecture, {.dtype = DType::bf16}, {}, {{"w", w.to(DType::bf16)}}); },
+       "param 'w' is bf16: program train runs f32 and f64 params (mixed precision is not implemented yet)"},
+      {[&] { compile_training(lecture, {}, {.lr = -1}, {{"w", w}}); }, "the learning rate must be >= 0, got -1.000000"},
+      {[&] { compile_training(lecture, {}, {.kind = Optimizer::adam, .beta2 = 1}, {{"w", w}}); },
+       "the betas must be in [0, 1), got 0.900000, 1.000000"},
+      {[&] { compile_training(lecture, {}, {.eps = 0}, {{"w", w}}); }, "eps must be > 0, got 0.000000"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.message);
+    CHECK_THROWS_WITH(r.call(), Catch::Contains(r.message));
+  }
+  Trainer t = compile_training(lecture, {}, {.kind = Optimizer::sgd, .lr = 0.1}, {{"w", w}});
+  CHECK_THROWS_WITH(t.step({}), "missing input 'x'");
+  CHECK_THROWS_WITH(t.step({{"x", x}, {"w", w}}), "'w' names no input of the program (it is a param)");
+  CHECK_THROWS_WITH(t.step({{"x", x.to(DType::f64)}}), Catch::Contains("input 'x' is f64 but the program was compiled for"));
+  t.step({{"x", x}});
+  const Tensor after_one = t.parameters().at("w").clone();
+  Tensor bad = x.clone();
+  bad.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH(t.step({{"x", bad}}),
+                    "the loss is nan at step 2: stopped before its update (the params are those of step 1)");
+  CHECK(t.steps() == 1);
+  for (std::int64_t i = 0; i < 8; ++i) CHECK(t.parameters().at("w").data<float>()[i] == after_one.data<float>()[i]);
+  t.step({{"x", x}});  // and it goes on from there
+  CHECK(t.steps() == 2);
+}
+
+namespace {
+
+Tensor from_named(const train_torch::Named& n) {
+  const std::string dtype = n.dtype;
+  const DType d = dtype == "f32" ? DType::f32 : dtype == "f64" ? DType::f64 : DType::i64;
+  return Tensor::from_vector(n.v.data, Shape(n.v.shape.begin(), n.v.shape.end())).to(d);
+}
+
+double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-30); }
+
+}  // namespace
+
+TEST_CASE("program train: torch.optim's sgd, momentum, adam and adamw on torch's own runs", "[train][torch]") {
+  // every case of train_torch_values.hpp: the losses of each step, the first step's
+  // gradients and the params after the last step, against torch 1.13 run in the same dtype
+  for (const train_torch::Case& c : train_torch::cases) {
+    CAPTURE(c.what);
+    const bool f32 = std::string(c.dtype) == "f32";
+    ProgramOptions o{.dtype = f32 ? DType::f32 : DType::f64};
+    for (const auto& [axis, len] : c.sizes) o.axes.emplace_back(axis, len);
+    const ast::Program p = parse_program(test::read_model(c.model), c.model);
+    const ProgramPlan plan = plan_program(p, o);
+    TensorMap params, inputs;
+    for (const train_torch::Named& n : c.inputs)
+      (plan.tensor(plan.tensor(n.name)).role == TensorRole::param ? params : inputs)[n.name] = from_named(n);
+    OptimizerOptions opt;
+    opt.kind = parse_optimizer(c.optimizer);
+    opt.lr = c.lr;
+    opt.momentum = c.momentum;
+    opt.weight_decay = c.weight_decay;
+    opt.beta1 = c.beta1;
+    opt.beta2 = c.beta2;
+    opt.eps = c.eps;
+    Trainer t = compile_training(p, o, opt, params);
+    // f32: one step's gradients and params within 1e-5 relative of the largest value, the
+    // loss curve within 1e-4 (the issue's bounds); f64: 1e-12
+    const double tol = f32 ? 1e-5 : 1e-12, loss_tol = f32 ? 1e-4 : 1e-12;
+    for (int s = 0; s < c.steps; ++s) {
+      const double loss = t.step(inputs);
+      CAPTURE(s, loss, c.losses[static_cast<std::size_t>(s)]);
+      CHECK(rel(loss, c.losses[static_cast<std::size_t>(s)]) <= loss_tol);
+      if (s > 0) continue;
+      const TensorMap grads = t.gradients();
+      for (const train_torch::Named& g : c.grads) {
+        CAPTURE(g.name);
+        const Tensor got = grads.at(g.name).to(DType::f64).contiguous();
+        double scale = 1e-30;
+        for (double v : g.v.data) scale = std::max(scale, std::abs(v));
+        for (std::size_t i = 0; i < g.v.data.size(); ++i) CHECK(std::abs(got.data<double>()[i] - g.v.data[i]) <= tol * scale);
+      }
+    }
+    for (const train_torch::Named& w : c.params) {
+      CAPTURE(w.name);
+      const Tensor got = t.parameters().at(w.name).to(DType::f64);
+      double scale = 1e-30;
+      for (double v : w.v.data) scale = std::max(scale, std::abs(v));
+      for (std::size_t i = 0; i < w.v.data.size(); ++i) CHECK(std::abs(got.data<double>()[i] - w.v.data[i]) <= tol * scale);
+    }
+  }
 }

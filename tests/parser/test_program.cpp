@@ -236,7 +236,7 @@ TEST_CASE("program: outputs default to the last statement, else the output lines
   CHECK(b.outputs[1].name == "x");
 }
 
-TEST_CASE("program: a tab is one column; comments may hold any UTF-8", "[program]") {
+TEST_CASE("program: a tab is one column, and comments may hold any UTF-8", "[program]") {
   const ast::Program p = parse_program("# \xc3\xa9t\xc3\xa9\naxes B=2 # caf\xc3\xa9\n\tinput x: B\n"
                                        "h = map(x, \"B -> B\", \"exp\")  # \xe2\x86\x92\n");
   CHECK(at(item<ast::AxesDecl>(p, 0).source) == "2:1");

@@ -86,7 +86,7 @@ TEST_CASE("per-piece partial sums combined in piece order are the same on every 
   for (int r = 0; r < 50; ++r) CHECK(sum() == first);
 }
 
-TEST_CASE("an exception in a piece reaches the caller; the pool runs the next job", "[parallel]") {
+TEST_CASE("an exception in a piece reaches the caller, and the pool runs the next job", "[parallel]") {
   const ThreadsGuard guard(2);
   CHECK_THROWS_WITH(parallel_for(1000, 10,
                                  [](std::int64_t piece, std::int64_t, std::int64_t) {

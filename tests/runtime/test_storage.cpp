@@ -187,7 +187,7 @@ TEST_CASE("many threads allocating and freeing leave the allocator balanced", "[
   CHECK(cpu().stats().bytes_in_use == in_use);
 }
 
-TEST_CASE("storage_usage counts the bytes asked for; reset_storage_peak starts a window", "[storage]") {
+TEST_CASE("storage_usage counts the bytes asked for, and reset_storage_peak starts a window", "[storage]") {
   const Device cpu = Device::cpu();
   reset_storage_peak(cpu);
   const StorageUsage before = storage_usage(cpu);

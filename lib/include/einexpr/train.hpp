@@ -69,7 +69,8 @@ class Trainer {
   const TrainingPlan& training() const noexcept;
   const OptimizerOptions& optimizer() const noexcept;
   /// The arena (the timeline's buffers, plus the staging buffers a lowering adds inside an
-  /// event), the params and the optimizer's state: what the trainer allocates. A step
+  /// event), the params, the optimizer's state and the program's numbers (0-d tensors):
+  /// what the trainer allocates. A step
   /// allocates nothing more (peak_bytes_measured of the CLI checks it).
   std::int64_t peak_bytes_predicted() const noexcept;
   std::int64_t arena_bytes() const noexcept;
