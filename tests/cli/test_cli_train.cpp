@@ -1,0 +1,153 @@
+// program train, end to end: the trained params against the library's Trainer (the same
+// steps bit for bit), every JSON field, a folder of inputs taken one file per step, a loss
+// that turns NaN (the last good params written, the step named), and the refusals, each
+// leaving no file behind.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "cli_run.hpp"
+#include "einexpr/einexpr.hpp"
+#include "model_files.hpp"
+
+using namespace einexpr;
+using test::Sandbox;
+
+namespace {
+
+/// The lecture's model at B=8 D=6 E=5 K=4 as m.ein, x and the initial params as .npy files.
+void lecture_files(const Sandbox& box) {
+  box.write_bytes("m.ein", test::read_model("lecture2.ein"));
+  box.write_npy("x.npy", Tensor::randn({8, 6}, DType::f32, 1));
+  box.write_npy("w1.npy", Tensor::randn({6, 5}, DType::f32, 2));
+  box.write_npy("w2.npy", Tensor::randn({5, 4}, DType::f32, 3));
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  const Tensor x = a.contiguous(), y = b.contiguous();
+  for (std::int64_t i = 0; i < x.numel(); ++i)
+    if (x.data<float>()[i] != y.data<float>()[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("program train: the params of N steps, as the library's trainer makes them", "[program][train]") {
+  Sandbox box;
+  lecture_files(box);
+  const test::CliResult r = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "4",
+                                     "--optimizer", "adamw", "--lr", "0.01", "--betas", "0.8,0.99", "--weight-decay",
+                                     "0.1", "-o", "out", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  Trainer t = compile_training(parse_program(test::read_model("lecture2.ein"), "m.ein"), ProgramOptions{.axes = {{"B", 8}}},
+                               {.kind = Optimizer::adamw, .lr = 0.01, .weight_decay = 0.1, .beta1 = 0.8, .beta2 = 0.99},
+                               {{"w1", box.read_npy("w1.npy")}, {"w2", box.read_npy("w2.npy")}});
+  REQUIRE(j["steps"].size() == 4);
+  for (int s = 0; s < 4; ++s) {
+    const double loss = t.step({{"x", box.read_npy("x.npy")}});
+    CHECK(j["steps"][static_cast<std::size_t>(s)]["loss"].get<double>() == loss);
+    CHECK(j["steps"][static_cast<std::size_t>(s)]["time_s"].get<double>() > 0);
+  }
+  CHECK(equal(box.read_npy("out/w1.npy"), t.parameters().at("w1")));
+  CHECK(equal(box.read_npy("out/w2.npy"), t.parameters().at("w2")));
+  CHECK(j["optimizer"] == "adamw");
+  const ProgramCost c = cost(parse_program(test::read_model("lecture2.ein"), "m.ein"), {{"B", 8}, {"D", 6}, {"E", 5}, {"K", 4}},
+                             {.device = "cpu", .optimizer = Optimizer::adamw});
+  CHECK(j["flops_per_step"].get<std::uint64_t>() == c.step_flops.u64());
+  CHECK(j["roofline_time_s"].get<double>() > 0);
+  CHECK(j["mfu"].get<double>() > 0);
+  CHECK(j["peak_bytes_predicted"].get<std::int64_t>() == t.peak_bytes_predicted());
+  CHECK(j["peak_bytes_measured"].get<std::int64_t>() <= j["peak_bytes_predicted"].get<std::int64_t>());
+  CHECK(j["peak_bytes_measured"].get<std::int64_t>() > 0);
+  CHECK(j["activations_bytes"].get<std::int64_t>() == t.training().activations_bytes());
+  CHECK(j["recompute_flops"].get<std::int64_t>() == 0);
+  CHECK(box.files() == std::set<std::string>{"m.ein", "x.npy", "w1.npy", "w2.npy", "out", "out/w1.npy", "out/w2.npy"});
+}
+
+TEST_CASE("program train: an input given as a folder is read one file per step, in name order", "[program][train]") {
+  Sandbox box;
+  lecture_files(box);
+  std::filesystem::create_directory(box.path("batches"));
+  for (int s = 0; s < 3; ++s) box.write_npy("batches/b" + std::to_string(s) + ".npy", Tensor::randn({8, 6}, DType::f32, 10 + s));
+  const test::CliResult r = box.run({"program", "train", "m.ein", "x=batches", "w1=w1.npy", "w2=w2.npy", "--steps", "3",
+                                     "--optimizer", "momentum", "--lr", "0.05", "--momentum", "0.5", "-o", "out", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  Trainer t = compile_training(parse_program(test::read_model("lecture2.ein"), "m.ein"), ProgramOptions{.axes = {{"B", 8}}},
+                               {.kind = Optimizer::momentum, .lr = 0.05, .momentum = 0.5},
+                               {{"w1", box.read_npy("w1.npy")}, {"w2", box.read_npy("w2.npy")}});
+  for (int s = 0; s < 3; ++s)
+    CHECK(j["steps"][static_cast<std::size_t>(s)]["loss"].get<double>() ==
+          t.step({{"x", box.read_npy("batches/b" + std::to_string(s) + ".npy")}}));
+  CHECK(equal(box.read_npy("out/w1.npy"), t.parameters().at("w1")));
+  // fewer files than steps: refused before any step
+  const test::CliResult few = box.run({"program", "train", "m.ein", "x=batches", "w1=w1.npy", "w2=w2.npy", "--steps", "4", "-o", "o2"});
+  CHECK(few.status == 1);
+  CHECK(few.err == "einexpr program train: error: the folder given for 'x' holds 3 .npy files, fewer than the 4 steps (one per step)\n");
+  CHECK_FALSE(std::filesystem::exists(box.path("o2")));
+}
+
+TEST_CASE("program train: a loss that turns NaN stops the run, the last good params written", "[program][train][errors]") {
+  Sandbox box;
+  lecture_files(box);
+  // w1 so large that the squares overflow f32 after the first sgd step (lr 1e4)
+  const test::CliResult r = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "50",
+                                     "--lr", "1e4", "-o", "out"});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("einexpr program train: error: the loss is "));
+  CHECK_THAT(r.err, Catch::Contains(": stopped before its update (the params are those of step "));
+  CHECK_THAT(r.err, Catch::Contains(" were written to out\n"));
+  CHECK(box.files().count("out/w1.npy"));
+  const Tensor w = box.read_npy("out/w1.npy");
+  for (std::int64_t i = 0; i < w.numel(); ++i) CHECK(std::isfinite(w.data<float>()[i]));
+}
+
+TEST_CASE("program train: refusals name the fault and leave no file behind", "[program][train][errors]") {
+  Sandbox box;
+  lecture_files(box);
+  box.write_bytes("y.ein", "axes B=8 D=6\ninput x: B D\nparam w: D\ny = map(x, w, \"B D, D -> B D\", \"mul\")\n");
+  box.write_npy("w.npy", Tensor::randn({6}, DType::f32, 5));
+  struct Row {
+    std::vector<std::string> args;
+    int status;
+    std::string err;  // stderr starts with it
+  };
+  const std::vector<Row> rows = {
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "--steps", "2", "-o", "out"}, 1, "einexpr program train: error: missing param 'w2'"},
+      {{"y.ein", "x=x.npy", "w=w.npy", "--steps", "2", "-o", "out"}, 1,
+       "einexpr program train: error: program train needs the output to be the loss, a 0-d float; 'y' [B=8, D=6] f32 is not"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "0", "-o", "out"}, 2,
+       "einexpr program train: error: --steps must be at least 1, got 0"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "-o", "out"}, 2, "einexpr program train: error: --steps is required"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2", "--optimizer", "lion", "-o", "out"}, 1,
+       "einexpr program train: error: unknown optimizer 'lion' (expected sgd, momentum, adam or adamw)"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2", "--optimizer", "adam", "--betas", "0.9", "-o", "out"}, 2,
+       "einexpr program train: error: --betas expects B1,B2, got '0.9'"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2", "--optimizer", "adam", "--betas", "0.9,1", "-o", "out"}, 1,
+       "einexpr program train: error: the betas must be in [0, 1), got 0.900000, 1.000000"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2", "--momentum", "0.5", "-o", "out"}, 2,
+       "einexpr program train: error: --momentum is for --optimizer momentum (sgd has none)"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2", "--lr", "-1", "-o", "out"}, 1,
+       "einexpr program train: error: the learning rate must be >= 0, got -1.000000"},
+      {{"m.ein", "x=x.npy", "w1=x.npy", "w2=w2.npy", "--steps", "2", "-o", "out"}, 1, "einexpr program train: error: m.ein:"},
+      {{"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2", "--device", "cuda", "-o", "out"}, 1,
+       "einexpr program train: error: program train runs on the CPU only for now, not cuda\n"},
+  };
+  for (const Row& r : rows) {
+    std::vector<std::string> args = {"program", "train"};
+    args.insert(args.end(), r.args.begin(), r.args.end());
+    CAPTURE(args);
+    const test::CliResult got = box.run(args);
+    CHECK(got.status == r.status);
+    CHECK(got.out.empty());
+    CHECK_THAT(got.err, Catch::StartsWith(r.err));
+    CHECK(box.files() == std::set<std::string>{"m.ein", "y.ein", "x.npy", "w.npy", "w1.npy", "w2.npy"});
+  }
+}
