@@ -1,6 +1,8 @@
 // plan_cost_run(): model programs past the parser (model_run.hpp says what is checked).
 #include "model_run.hpp"
 
+#include <cmath>
+#include <map>
 #include <string>
 
 #include "einexpr/einexpr.hpp"
@@ -28,6 +30,9 @@ void check_cost(const ProgramCost& c) {
   FUZZ_CHECK(m.grads_bytes == m.params_bytes, "gradients and params differ in size");
 }
 
+void train(const ast::Program& program, const ProgramOptions& options, const ProgramPlan& plan,
+           const std::map<std::string, Tensor, std::less<>>& given, const ProgramRun& forward);
+
 void run(const ast::Program& program, const ProgramOptions& options) {
   const CompiledProgram m(program, options);
   if (m.unshared_bytes() > max_run_bytes || m.peak_bytes_predicted() > max_run_bytes) return;
@@ -45,6 +50,44 @@ void run(const ast::Program& program, const ProgramOptions& options) {
              "measured peak " + std::to_string(r.peak_bytes_measured) + " above the predicted " +
                  std::to_string(m.peak_bytes_predicted()));
   FUZZ_CHECK(r.outputs.size() == m.plan().outputs.size(), "a run returned the wrong number of outputs");
+  train(program, options, m.plan(), inputs, r);
+}
+
+// A program whose one output is a 0-d float depending on a param, its params f32 or f64:
+// one sgd step. Its loss is the forward run's bit for bit (the same plans on the same
+// layouts), it allocates nothing past compile_training, and what it allocates is what it
+// predicted.
+void train(const ast::Program& program, const ProgramOptions& options, const ProgramPlan& plan,
+           const std::map<std::string, Tensor, std::less<>>& given, const ProgramRun& forward) {
+  if (plan.outputs.size() != 1) return;
+  const ProgramTensor& loss = plan.tensor(plan.outputs[0]);
+  if (!loss.shape.empty() || !is_floating(loss.dtype) || !loss.requires_grad) return;
+  TensorMap params, inputs;
+  for (const auto& [name, t] : given) {
+    const ProgramTensor& pt = plan.tensor(plan.tensor(name));
+    if (pt.role == TensorRole::param && pt.dtype != DType::f32 && pt.dtype != DType::f64) return;
+    (pt.role == TensorRole::param ? params : inputs)[name] = t;
+  }
+  const double want = forward.outputs[0].second.to(DType::f64).data<double>()[0];  // before the window
+  reset_storage_peak(Device::cpu());
+  const std::size_t before = storage_usage(Device::cpu()).bytes_in_use;
+  Trainer t = compile_training(program, options, {.kind = Optimizer::sgd, .lr = 0.01}, params);
+  FUZZ_CHECK(t.training().peak_bytes() <= t.arena_bytes(), "the arena is below the timeline's peak");
+  if (t.peak_bytes_predicted() > max_run_bytes) return;
+  const std::size_t compiled = storage_usage(Device::cpu()).bytes_in_use;
+  double got = 0;
+  try {
+    got = t.step(inputs);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    FUZZ_CHECK(what.rfind("the loss is ", 0) == 0 && !std::isfinite(want), "a step failed: " + what);
+    return;
+  }
+  FUZZ_CHECK(got == want || (std::isnan(got) && std::isnan(want)),
+             "the trainer's loss " + std::to_string(got) + " is not the forward's " + std::to_string(want));
+  FUZZ_CHECK(storage_usage(Device::cpu()).bytes_in_use == compiled, "a step kept memory");
+  FUZZ_CHECK(static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before) <= t.peak_bytes_predicted(),
+             "the trainer allocated more than it predicted");
 }
 
 }  // namespace

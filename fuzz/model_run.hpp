@@ -15,7 +15,9 @@ namespace fuzz {
 ///     plus accumulation are backward_flops, the 6·N·P parts sum to the rule and the exact
 ///     count, the peak holds the params, inputs and optimizer state, and the activations;
 ///   - a run's measured peak never exceeds its predicted peak, and the arena is never more
-///     than its buffers without reuse.
+///     than its buffers without reuse;
+///   - a program whose output is a 0-d float loss is trained one sgd step: the step's loss is
+///     the run's bit for bit, the step allocates nothing, the trainer no more than predicted.
 void plan_cost_run(const einexpr::ast::Program& program, std::string_view text,
                    void (*check_place)(const einexpr::ProgramError&, std::string_view));
 
