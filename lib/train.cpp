@@ -348,6 +348,67 @@ double Trainer::step(const TensorMap& inputs) {
 }
 
 std::int64_t Trainer::steps() const noexcept { return impl_->steps; }
+
+namespace {
+
+std::vector<const char*> state_names(Optimizer kind) {
+  switch (kind) {
+    case Optimizer::sgd: return {};
+    case Optimizer::momentum: return {"momentum_buffer"};
+    case Optimizer::adam:
+    case Optimizer::adamw: return {"exp_avg", "exp_avg_sq"};
+  }
+  return {};
+}
+
+}  // namespace
+
+TensorMap Trainer::optimizer_state() const {
+  const Impl& m = *impl_;
+  TensorMap out;
+  const std::vector<const char*> names = state_names(m.opt.kind);
+  for (std::size_t i = 0; i < m.param_ids.size(); ++i)
+    for (std::size_t k = 0; k < names.size(); ++k)
+      out[m.plan.tensor(m.param_ids[i]).name + "." + names[k]] = m.state[i][k].clone();
+  return out;
+}
+
+void Trainer::restore(const TensorMap& params, const TensorMap& state, std::int64_t steps) {
+  Impl& m = *impl_;
+  if (steps < 0) throw Error("a checkpoint's step count must be >= 0, got " + std::to_string(steps));
+  const program_detail::NamedTensors p = program_detail::bind_tensors(m.plan, params, Device::cpu(), {TensorRole::param});
+  const std::vector<const char*> names = state_names(m.opt.kind);
+  std::vector<std::vector<Tensor>> s(m.param_ids.size());
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < m.param_ids.size(); ++i) {
+    const ProgramTensor& t = m.plan.tensor(m.param_ids[i]);
+    for (const char* n : names) {
+      const std::string key = t.name + "." + n;
+      const auto it = state.find(key);
+      if (it == state.end())
+        throw Error("the checkpoint has no '" + key + "' (" + name(m.opt.kind) + " keeps it for each param)");
+      if (!it->second.defined() || it->second.shape() != t.shape || it->second.dtype() != t.dtype)
+        throw ShapeError("the checkpoint's '" + key + "' is not " + shape_str(t.shape) + " " + std::string(einexpr::name(t.dtype)));
+      s[i].push_back(it->second);
+      ++used;
+    }
+  }
+  if (used != state.size())
+    for (const auto& [key, t] : state) {
+      const std::size_t dot = key.find('.');
+      const std::string param = key.substr(0, dot), what = dot == std::string::npos ? "" : key.substr(dot + 1);
+      bool known = false;
+      for (const char* n : names) known = known || what == n;
+      if (!known || m.plan.tensor(param) < 0)
+        throw Error("the checkpoint's '" + key + "' is no state of " + name(m.opt.kind) +
+                    (names.empty() ? " (it keeps none)" : ""));
+    }
+  // into the trainer's own storage: a restore allocates nothing
+  for (const auto& [n, t] : p) m.params.at(n).copy_from(t);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    for (std::size_t k = 0; k < s[i].size(); ++k) m.state[i][k].copy_from(s[i][k]);
+  m.steps = steps;
+}
 const TensorMap& Trainer::parameters() const noexcept { return impl_->params; }
 
 TensorMap Trainer::gradients() const {

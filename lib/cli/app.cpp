@@ -422,7 +422,12 @@ void add_program_train(Cli& cli, CLI::App* program) {
   sub->add_option("--dtype", a.dtype, "Element type of tensors declared without one (f32 or f64)")
       ->type_name("DT")
       ->capture_default_str();
-  sub->add_option("-o,--output", a.output_dir, "The directory the trained params are written to (created if missing)")
+  sub->add_option("--resume", a.resume,
+                  "Continue from a checkpoint (a previous OUTDIR): its params, optimizer state and step count")
+      ->type_name("DIR");
+  sub->add_option("-o,--output", a.output_dir,
+                  "The directory the trained params, the optimizer's state and the step count are written to "
+                  "(created if missing)")
       ->required()
       ->type_name("OUTDIR");
   add_run_options(sub, a.run);

@@ -139,6 +139,7 @@ struct ProgramTrainArgs {
   double eps = 1e-8;
   double weight_decay = 0;
   std::string dtype = "f32";      // of tensors declared without one
+  std::string resume;             // a checkpoint folder (a previous -o OUTDIR): params, state, steps
   RunOptions run;
   bool json = false;
 };

@@ -1,6 +1,8 @@
 // program train: a model file whose output is the loss, trained for --steps steps on .npy
 // inputs and initial params (train.hpp's Trainer); the trained params written to
-// OUTDIR/NAME.npy, all or nothing. A loss that turns NaN or infinite stops the run: the
+// OUTDIR/NAME.npy, all or nothing, with the optimizer's state (OUTDIR/NAME.exp_avg.npy, ...,
+// torch's names) and the step count (OUTDIR/trainer.steps.npy): --resume OUTDIR continues
+// from there as an uninterrupted run would. A loss that turns NaN or infinite stops the run: the
 // params of the last good step are written, and the error names the step.
 #include <chrono>
 #include <cmath>
@@ -19,6 +21,9 @@ namespace einexpr::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The step count beside the params and state (a '.' in it: no param is called that).
+constexpr const char* steps_file = "trainer.steps.npy";
 
 OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
   OptimizerOptions o;
@@ -84,7 +89,19 @@ int program_train_command(const ProgramTrainArgs& args) {
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec))
     throw Error("cannot write to " + args.output_dir + ": it is not a directory");
   const OptimizerOptions opt = optimizer_options(args);
-  RunInputs in = read_inputs(program, args.args, device, true);
+  std::vector<std::string> tensor_args = args.args;
+  if (!args.resume.empty()) {  // the params from the checkpoint
+    if (!fs::is_directory(args.resume, ec)) throw Error("--resume " + args.resume + ": not a directory");
+    for (const ast::Item& item : program.items) {
+      const auto* d = std::get_if<ast::TensorDecl>(&item);
+      if (!d || d->kind != ast::TensorKind::param) continue;
+      for (const std::string& a : args.args)
+        if (a.rfind(d->name.name + "=", 0) == 0)
+          throw UsageError("'" + a + "' gives a param, but --resume reads the params from " + args.resume);
+      tensor_args.push_back(d->name.name + "=" + (fs::path(args.resume) / (d->name.name + ".npy")).string());
+    }
+  }
+  RunInputs in = read_inputs(program, tensor_args, device, true);
   for (const auto& [name, files] : in.folders)
     if (files.size() < static_cast<std::size_t>(args.steps))
       throw Error("the folder given for '" + name + "' holds " + std::to_string(files.size()) +
@@ -106,6 +123,20 @@ int program_train_command(const ProgramTrainArgs& args) {
   for (const auto& [name, files] : in.folders)
     if (params.count(name)) throw Error("'" + name + "' is a param: give its initial value as one .npy file, not a folder");
   Trainer trainer = compile_training(program, options, opt, params);
+  if (!args.resume.empty()) {
+    TensorMap state;
+    for (const fs::directory_entry& e : fs::directory_iterator(args.resume, ec)) {
+      const std::string file = e.path().filename().string();
+      if (e.path().extension() != ".npy" || file == steps_file) continue;
+      const std::string stem = e.path().stem().string();
+      if (stem.find('.') != std::string::npos) state[stem] = read_npy(e.path().string());
+    }
+    const fs::path steps_path = fs::path(args.resume) / steps_file;
+    const Tensor steps = read_npy(steps_path.string());
+    if (steps.dim() != 0 || steps.dtype() != DType::i64)
+      throw Error(steps_path.string() + ": expected the step count, a 0-d i64 array");
+    trainer.restore(params, state, steps.data<std::int64_t>()[0]);
+  }
   ProgramCostOptions cost_options;
   cost_options.device = "cpu";
   cost_options.optimizer = opt.kind;
@@ -136,10 +167,18 @@ int program_train_command(const ProgramTrainArgs& args) {
   }
   const std::int64_t measured = static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before);
 
+  // the params, the optimizer's state and the step count: what --resume continues from
   std::vector<Written> written;
   for (const auto& [name, t] : trainer.parameters())
     written.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), t});
-  write_output_dir(args.output_dir, written);
+  std::vector<Written> state;
+  for (const auto& [name, t] : trainer.optimizer_state())
+    state.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), t});
+  state.push_back({"steps", (fs::path(args.output_dir) / steps_file).string(),
+                   Tensor::from_vector(std::vector<std::int64_t>{trainer.steps()}, {})});
+  std::vector<Written> all = written;
+  all.insert(all.end(), state.begin(), state.end());
+  write_output_dir(args.output_dir, all);
   if (!stopped.empty())
     throw Error(stopped + "; the params of step " + std::to_string(trainer.steps()) + " were written to " + args.output_dir);
   double peak_flops = 0;

@@ -66,7 +66,9 @@ TEST_CASE("program train: the params of N steps, as the library's trainer makes 
   CHECK(j["peak_bytes_measured"].get<std::int64_t>() > 0);
   CHECK(j["activations_bytes"].get<std::int64_t>() == t.training().activations_bytes());
   CHECK(j["recompute_flops"].get<std::int64_t>() == 0);
-  CHECK(box.files() == std::set<std::string>{"m.ein", "x.npy", "w1.npy", "w2.npy", "out", "out/w1.npy", "out/w2.npy"});
+  CHECK(box.files() == std::set<std::string>{"m.ein", "x.npy", "w1.npy", "w2.npy", "out", "out/w1.npy", "out/w2.npy",
+                                             "out/w1.exp_avg.npy", "out/w1.exp_avg_sq.npy", "out/w2.exp_avg.npy",
+                                             "out/w2.exp_avg_sq.npy", "out/trainer.steps.npy"});
 }
 
 TEST_CASE("program train: an input given as a folder is read one file per step, in name order", "[program][train]") {
@@ -150,4 +152,55 @@ TEST_CASE("program train: refusals name the fault and leave no file behind", "[p
     CHECK_THAT(got.err, Catch::StartsWith(r.err));
     CHECK(box.files() == std::set<std::string>{"m.ein", "y.ein", "x.npy", "w.npy", "w1.npy", "w2.npy"});
   }
+}
+
+TEST_CASE("program train: --resume continues as an uninterrupted run, bit for bit", "[program][train]") {
+  Sandbox box;
+  lecture_files(box);
+  for (const char* optimizer : {"adam", "momentum", "sgd"}) {
+    CAPTURE(optimizer);
+    const std::vector<std::string> common = {"program", "train", "m.ein", "x=x.npy", "--optimizer", optimizer,
+                                             "--lr", "0.01", "--weight-decay", "0.01", "--json"};
+    auto run = [&](std::vector<std::string> more) {
+      std::vector<std::string> args = common;
+      args.insert(args.end(), more.begin(), more.end());
+      const test::CliResult r = box.run(args);
+      INFO(r);
+      REQUIRE(r.status == 0);
+      return nlohmann::json::parse(r.out);
+    };
+    const std::string o = optimizer;
+    const nlohmann::json whole = run({"w1=w1.npy", "w2=w2.npy", "--steps", "5", "-o", o + "_whole"});
+    const nlohmann::json first = run({"w1=w1.npy", "w2=w2.npy", "--steps", "2", "-o", o + "_half"});
+    const nlohmann::json rest = run({"--resume", o + "_half", "--steps", "3", "-o", o + "_rest"});
+    for (int s = 0; s < 5; ++s) {
+      const nlohmann::json& got = s < 2 ? first["steps"][static_cast<std::size_t>(s)] : rest["steps"][static_cast<std::size_t>(s - 2)];
+      CHECK(got["loss"].get<double>() == whole["steps"][static_cast<std::size_t>(s)]["loss"].get<double>());
+    }
+    int compared = 0;
+    for (const std::string& f : box.files()) {
+      if (f.rfind(o + "_whole/", 0) != 0) continue;
+      CAPTURE(f);
+      const std::string twin = o + "_rest/" + f.substr(o.size() + 7);
+      CHECK(box.read_bytes(f) == box.read_bytes(twin));
+      ++compared;
+    }
+    CHECK(compared == (o == "adam" ? 7 : o == "momentum" ? 5 : 3));  // params, state, the step count
+    CHECK(box.read_npy(o + "_rest/trainer.steps.npy").data<std::int64_t>()[0] == 5);
+  }
+  // refusals: a param given beside --resume, state of another optimizer, no checkpoint
+  const test::CliResult both = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "--resume", "sgd_whole", "--steps", "1", "-o", "o"});
+  CHECK(both.status == 2);
+  CHECK(both.err == "einexpr program train: error: 'w1=w1.npy' gives a param, but --resume reads the params from sgd_whole (see 'einexpr program train --help')\n");
+  box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1", "--optimizer", "adam", "-o", "adam1"});
+  const test::CliResult other = box.run({"program", "train", "m.ein", "x=x.npy", "--resume", "adam1", "--steps", "1", "--optimizer", "momentum", "-o", "o"});
+  CHECK(other.status == 1);
+  CHECK(other.err == "einexpr program train: error: the checkpoint has no 'w1.momentum_buffer' (momentum keeps it for each param)\n");
+  const test::CliResult sgd = box.run({"program", "train", "m.ein", "x=x.npy", "--resume", "adam1", "--steps", "1", "-o", "o"});
+  CHECK(sgd.status == 1);
+  CHECK_THAT(sgd.err, Catch::StartsWith("einexpr program train: error: the checkpoint's 'w1.exp_avg' is no state of sgd (it keeps none)"));
+  const test::CliResult none = box.run({"program", "train", "m.ein", "x=x.npy", "--resume", "nowhere", "--steps", "1", "-o", "o"});
+  CHECK(none.status == 1);
+  CHECK(none.err == "einexpr program train: error: --resume nowhere: not a directory\n");
+  CHECK_FALSE(std::filesystem::exists(box.path("o")));
 }

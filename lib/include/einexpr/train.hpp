@@ -65,6 +65,15 @@ class Trainer {
   /// them); a param the loss does not depend on has none.
   TensorMap gradients() const;
 
+  /// The optimizer's state, by torch's names: "w.momentum_buffer" (momentum), "w.exp_avg" and
+  /// "w.exp_avg_sq" (adam, adamw) per param with a gradient (copies).
+  TensorMap optimizer_state() const;
+  /// Continues a run from a checkpoint: every param, the state optimizer_state() names for
+  /// this optimizer, and the steps taken, so that the next step is the one an uninterrupted
+  /// run would take (bit for bit). Error naming what is missing, unknown or misshapen;
+  /// nothing changes unless everything fits.
+  void restore(const TensorMap& params, const TensorMap& state, std::int64_t steps);
+
   const ProgramPlan& plan() const noexcept;
   const TrainingPlan& training() const noexcept;
   const OptimizerOptions& optimizer() const noexcept;
