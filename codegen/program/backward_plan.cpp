@@ -2,6 +2,8 @@
 // gradients, selected from gradients(plan) by whether their input requires a gradient.
 #include "program/backward_plan.hpp"
 
+#include <cctype>
+
 #include "einexpr/parser/program.hpp"
 #include "einexpr/runtime/error.hpp"
 
@@ -9,33 +11,43 @@ namespace einexpr::program_detail {
 
 namespace {
 
-// "einsum(dY, B, 'b k, d k -> b d')" with the sources' names replaced by the tensors'.
+// A gradient's expression with its sources' names (dY, Y, X, A, B, ...) replaced by the
+// tensors': "einsum(dY, B, 'b k, d k -> b d')" -> "einsum(dh, w, 'b k, d k -> b d')",
+// "dY · square'(X)" -> "dY · square'(h2)" with dY named dsq. A pattern ('...' after a space,
+// a comma or a parenthesis) and an axis list ([...]) are left as they are.
 std::string with_names(const std::string& expression, const Gradient& g, const ProgramPlan& plan,
                        const PlannedStatement& st) {
-  const std::size_t open = expression.find('(');
-  const std::size_t quote = expression.find('\'');
-  const std::size_t end = quote == std::string::npos ? expression.rfind(')') : quote;
-  if (open == std::string::npos || end == std::string::npos || end < open) return expression;
-  std::string out = expression.substr(0, open + 1);
-  std::string args = expression.substr(open + 1, end - open - 1);
-  std::size_t at = 0;
-  while (at <= args.size()) {
-    const std::size_t comma = args.find(", ", at);
-    const std::string token = args.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    std::string renamed = token;
+  auto renamed = [&](const std::string& token) {
     for (const GradientSource& s : g.sources) {
       if (s.name != token) continue;
       const std::string& y = plan.tensor(st.output).name;
-      if (s.kind == GradientSource::Kind::output_gradient) renamed = "d" + y;
-      if (s.kind == GradientSource::Kind::output) renamed = y;
-      if (s.kind == GradientSource::Kind::input) renamed = plan.tensor(st.inputs.at(static_cast<std::size_t>(s.input))).name;
+      if (s.kind == GradientSource::Kind::output_gradient) return "d" + y;
+      if (s.kind == GradientSource::Kind::output) return y;
+      return plan.tensor(st.inputs.at(static_cast<std::size_t>(s.input))).name;
     }
-    out += renamed;
-    if (comma == std::string::npos) break;
-    out += ", ";
-    at = comma + 2;
+    return token;
+  };
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  bool quoted = false;
+  int bracket = 0;
+  for (std::size_t i = 0; i < expression.size();) {
+    const char c = expression[i];
+    if (c == '\'' && (quoted || i == 0 || expression[i - 1] == ' ' || expression[i - 1] == '(' || expression[i - 1] == ',')) {
+      quoted = !quoted;
+    } else if (!quoted && (c == '[' || c == ']')) {
+      bracket += c == '[' ? 1 : -1;
+    } else if (!quoted && bracket == 0 && ident(c) && (i == 0 || !ident(expression[i - 1]))) {
+      std::size_t j = i;
+      while (j < expression.size() && ident(expression[j])) ++j;
+      out += renamed(expression.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
   }
-  return out + expression.substr(end);
+  return out;
 }
 
 std::vector<Gradient> derive(const ProgramPlan& plan, const PlannedStatement& st) {

@@ -139,6 +139,7 @@ ProgramMemory memory(const ProgramPlan& plan, const BackwardPlan& bwd, const Pro
   }
   const program_detail::TrainingMemory tm = program_detail::training_memory(plan, bwd);
   m.activations_bytes = tm.activations_bytes;
+  m.kept = tm.kept;
   m.forward_peak_bytes = tm.forward_peak_bytes;
   m.peak_bytes = tm.peak_bytes + m.params_bytes + m.optimizer_bytes + m.inputs_bytes;
   return m;

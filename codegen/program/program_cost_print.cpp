@@ -106,6 +106,15 @@ void print_memory(std::ostringstream& os, const ProgramCost& c) {
       {"peak", bytes(m.peak_bytes), m.peak_bytes.str(), "forward + backward, each buffer freed after its last use"},
       {"forward peak", bytes(m.forward_peak_bytes), m.forward_peak_bytes.str(), "the forward alone, statement buffers"}};
   os << "memory\n" << table(rows, "lrrl", 2);
+  if (m.kept.empty()) return;
+  std::vector<std::vector<std::string>> kept = {{"kept for the backward", "shape", "bytes", "read by"}};
+  for (const KeptActivation& k : m.kept) {
+    const std::string what = k.read_as.empty() || k.read_as == k.tensor ? k.tensor : k.tensor + " (as " + k.read_as + ")";
+    for (std::size_t i = 0; i < std::max<std::size_t>(k.needed_by.size(), 1); ++i)
+      kept.push_back({i == 0 ? what : "", i == 0 ? k.shape : "", i == 0 ? k.bytes.str() : "",
+                      i < k.needed_by.size() ? k.needed_by[i] : ""});
+  }
+  os << table(kept, "llrl", 2);
 }
 
 /// exact - rule, signed: "-133955583".

@@ -4,6 +4,7 @@
 // its buffers and events are described). Params, optimizer state and inputs are held
 // throughout and are added by the caller.
 #include "einexpr/codegen/count.hpp"
+#include "einexpr/codegen/program_cost.hpp"
 #include "einexpr/codegen/training_plan.hpp"
 #include "program/backward_plan.hpp"
 
@@ -11,6 +12,7 @@ namespace einexpr::program_detail {
 
 struct TrainingMemory {
   Count activations_bytes;   // forward buffers the backward reads (each buffer once)
+  std::vector<KeptActivation> kept;
   Count peak_bytes;          // the most bytes alive at one event (params etc. excluded)
   Count forward_peak_bytes;  // the forward alone, nothing kept for a backward
 };

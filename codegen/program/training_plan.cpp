@@ -200,6 +200,38 @@ TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& back
   const TrainingPlan t = plan_training(plan, backward);
   TrainingMemory m;
   m.activations_bytes = Count::from_int64(t.activations_bytes());
+  for (int b : t.activations) {  // activations come in timeline order: the forward's
+    const TrainingBuffer& tb = t.buffers[static_cast<std::size_t>(b)];
+    const ProgramBuffer& pb = plan.buffers[static_cast<std::size_t>(tb.program_buffer)];
+    KeptActivation k;
+    const int owner = pb.tensor >= 0 ? pb.tensor : -1;
+    std::vector<std::string> read;
+    for (const TrainingGradient& g : t.backward) {
+      bool reads = false;
+      for (std::size_t i = 0; i < g.source_buffers.size(); ++i) {
+        if (g.source_buffers[i] != b || g.source_tensors[i] < 0) continue;
+        reads = true;
+        const std::string& n = plan.tensor(g.source_tensors[i]).name;
+        if (std::find(read.begin(), read.end(), n) == read.end()) read.push_back(n);
+      }
+      if (reads) k.needed_by.push_back(g.expression);
+    }
+    const int shown = owner >= 0 ? owner : plan.tensor(read.empty() ? std::string() : read.front());
+    k.tensor = shown >= 0 ? plan.tensor(shown).name : "?";
+    for (const std::string& n : read) k.read_as += (k.read_as.empty() ? "" : ", ") + n;
+    if (shown >= 0) {
+      const ProgramTensor& pt = plan.tensor(shown);
+      std::string dims;
+      for (std::size_t d = 0; d < pt.shape.size(); ++d)
+        dims += (d ? ", " : "") + (d < pt.dims.size() ? pt.dims[d] + "=" : std::string()) + std::to_string(pt.shape[d]);
+      k.shape = "[" + dims + "] " + std::string(name(pt.dtype));
+    }
+    k.bytes = Count::from_int64(tb.bytes);
+    m.kept.push_back(std::move(k));
+  }
+  std::stable_sort(m.kept.begin(), m.kept.end(), [&](const KeptActivation& a, const KeptActivation& b) {
+    return plan.tensor(a.tensor) < plan.tensor(b.tensor);
+  });
   m.peak_bytes = Count::from_int64(t.peak_bytes());
   m.forward_peak_bytes = Count::from_int64(t.forward_peak_bytes(plan));
   return m;

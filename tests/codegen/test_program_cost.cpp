@@ -115,6 +115,15 @@ TEST_CASE("program cost: the lecture's model, statement by statement, at two set
     CHECK(m.optimizer_bytes == Count(0));
     CHECK(m.inputs_bytes == Count(4 * B * D));
     CHECK(m.activations_bytes == Count(4 * (B * E + B * K)));
+    // what is kept, and why: h1 for dw2, h2 for the square's derivative (x is an input)
+    REQUIRE(m.kept.size() == 2);
+    CHECK(m.kept[0].tensor == "h1");
+    CHECK(m.kept[0].shape == "[B=" + std::to_string(B) + ", E=" + std::to_string(E) + "] f32");
+    CHECK(m.kept[0].bytes == Count(4 * B * E));
+    CHECK(m.kept[0].needed_by == std::vector<std::string>{"einsum(dh2, h1, 'B K, B E -> E K')"});
+    CHECK(m.kept[1].tensor == "h2");
+    CHECK(m.kept[1].bytes == Count(4 * B * K));
+    CHECK(m.kept[1].needed_by == std::vector<std::string>{"dsq · square'(h2)"});
     CHECK(m.forward_peak_bytes == Count(4 * (B * E + B * K)));
     CHECK(m.peak_bytes == Count(4 * peak + 4 * P + 4 * B * D));
   }
@@ -282,6 +291,18 @@ TEST_CASE("program cost: the GPT-2 block at GPT-2 small's sizes", "[program][cos
   // x (an input) has no gradient; ln1 is read by three projections: 2·B·S·D of adds among others.
   CHECK(c.accumulate_flops >= Count(2 * B * S * D));
   CHECK(c.memory.peak_bytes > c.memory.params_bytes + c.memory.inputs_bytes + c.memory.activations_bytes);
+  // every kept activation says which gradients read it, and they add up to the total
+  Count kept;
+  for (const KeptActivation& k : c.memory.kept) {
+    CAPTURE(k.tensor);
+    CHECK_FALSE(k.needed_by.empty());
+    kept += k.bytes;
+  }
+  CHECK(kept == c.memory.activations_bytes);
+  const auto q = std::find_if(c.memory.kept.begin(), c.memory.kept.end(), [](const KeptActivation& k) { return k.tensor == "q1"; });
+  REQUIRE(q != c.memory.kept.end());
+  CHECK(q->read_as == "q");  // the view the attention's gradients read
+  CHECK(q->bytes == Count(4 * B * S * H * K));
   CHECK(c.timing.error.empty());
   CHECK(c.timing.step_s == Approx(c.timing.forward_s + c.timing.backward_s + c.timing.optimizer_s));
   double forward_s = 0;

@@ -67,9 +67,20 @@ struct StatementCost {
   std::string roofline_error;                // why roofline is empty, if it is
 };
 
+/// A forward buffer the backward reads: kept from the statement that makes it to the last
+/// gradient that reads it.
+struct KeptActivation {
+  std::string tensor;        // the statement result the buffer holds ("h1")
+  std::string read_as;       // the tensors the gradients read in it ("q" for a view), ", "-joined
+  std::string shape;         // "[B=1024, E=256] f32"
+  Count bytes;
+  std::vector<std::string> needed_by;  // the gradients that read it, with the program's names
+};
+
 struct ProgramMemory {
   Count params_bytes, grads_bytes, optimizer_bytes, inputs_bytes;
-  Count activations_bytes;   // what the backward needs kept
+  Count activations_bytes;   // what the backward needs kept: the sum over `kept`
+  std::vector<KeptActivation> kept;  // in the order the forward makes them
   Count peak_bytes;          // forward + backward high-water mark, everything included
   Count forward_peak_bytes;  // the forward alone (inference): statement buffers only
 };
