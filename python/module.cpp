@@ -1,7 +1,8 @@
 // The C++ half of `import einexpr` (einexpr._einexpr): einexpr.Tensor, the conversions of
-// convert.hpp, the ops on einexpr tensors with the GIL released while they compute, and
-// cost --json / explain as the tool prints them. einexpr/__init__.py turns numpy arrays and
-// torch tensors into einexpr tensors and the results back.
+// convert.hpp, the ops on einexpr tensors with the GIL released while they compute,
+// cost --json / explain as the tool prints them, and model programs and their training
+// (program.hpp). einexpr/__init__.py turns numpy arrays and torch tensors into einexpr
+// tensors and the results back.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,6 +13,7 @@
 #include "convert.hpp"
 #include "einexpr/config.hpp"
 #include "errors.hpp"
+#include "program.hpp"
 #include "report.hpp"
 
 namespace einexpr::python {
@@ -166,4 +168,5 @@ PYBIND11_MODULE(_einexpr, m) {
   einexpr::python::register_errors(m);
   einexpr::python::bind_tensor(m);
   einexpr::python::bind_ops(m);
+  einexpr::python::bind_program(m);
 }

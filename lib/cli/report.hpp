@@ -1,6 +1,7 @@
 #pragma once
-// What `cost --json` and `explain` print, written to any stream: the tool prints it and
-// the Python module returns it (einexpr.cost() parses the very same JSON).
+// What `cost --json`, `program cost --json` and `explain` print, written to any stream: the
+// tool prints it and the Python module returns it (einexpr.cost() and Program.cost() parse
+// the very same JSON).
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,6 +23,11 @@ CostReport make_report(const ExprSpec& expr, DType dtype, const DeviceSpec& devi
 
 /// The one JSON object of `cost --json` (with_gradients: `--backward`'s "backward" list).
 void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients);
+
+/// The one JSON object of `program cost --json`: `file` and `dtype` as given (the path, or
+/// "<program>"; the dtype of tensors declared without one), the plan's axes and the cost.
+void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const ProgramCost& c, const std::string& file,
+                             const std::string& dtype);
 
 /// `explain`: the plan, then each step's FLOPs and bytes.
 void write_explain(std::ostream& os, ExprSpec e, DType dtype);

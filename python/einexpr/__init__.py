@@ -6,6 +6,10 @@
     einexpr.einsum(x, y, "b s1 h, b s2 h -> b s1 s2")      # a numpy array of shape (2, 3, 5)
     einexpr.rearrange(x, "b s (h d) -> b h s d", h=2)      # a view of x: no copy
     einexpr.cost("einsum", "i j, j k -> i k", i=1024, j=1024, k=1024)["flops"]  # 2147483648
+    m = einexpr.Program("examples/models/lecture2.ein", B=64)  # a model program (or its text)
+    m.cost(optimizer="adam")["step_flops"]                   # `einexpr program cost ... --json`
+    m.run(x=data, w1=w1, w2=w2)["loss"]                       # {output: array}
+    t = m.trainer(optimizer="adam", lr=1e-3, w1=w1, w2=w2)   # then t.step(x=data) -> the loss
 
 Inputs are numpy arrays (any strides; read through the buffer protocol, not copied) and
 anything with __dlpack__ (torch tensors, not copied). Results are numpy arrays for numpy
@@ -14,6 +18,7 @@ the input wherever einexpr returns a view. Errors raise einexpr.Error subclasses
 C++ library's messages. The GIL is released while einexpr computes.
 """
 import json as _json
+import os as _os
 import sys as _sys
 
 import numpy as _np
@@ -24,6 +29,7 @@ from . import _einexpr as _core
 
 __all__ = ["einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax", "layer_norm", "rms_norm",
            "get_at", "add_at", "cross_entropy", "pack", "unpack", "parse_shape", "cost", "explain", "ops",
+           "Program", "Trainer",
            "Tensor", "Error", "PatternError", "ShapeError", "DTypeError", "DeviceError", "IndexError",
            "AllocationError", "InternalError", "ArgumentError", "__version__", "has_cuda"]
 
@@ -310,3 +316,166 @@ def explain(op, pattern, reduction=None, *, dtype="f32", **sizes):
     """The plan of an expression, step by step, with each step's FLOPs and bytes (as `einexpr explain`)."""
     return _core.explain_text(_pattern(op, "op"), _pattern(pattern), _pattern(reduction or "", "reduction"),
                               _lengths(sizes), _pattern(dtype, "dtype"))
+
+
+# ---- model programs -------------------------------------------------------------------
+
+def _named(tensors, what):
+    """[(name, einexpr tensor)] and the kind of result the first asks for."""
+    named, kind = [], "numpy"
+    for i, (name, x) in enumerate(tensors.items()):
+        t, k = _tensor(x, f"{what} '{name}'")
+        named.append((name, t))
+        if i == 0:
+            kind = k
+    return named, kind
+
+
+def _float(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, float, _np.integer, _np.floating)):
+        raise ArgumentError(f"{what} must be a number, not {value!r}")
+    return float(value)
+
+
+class Program:
+    """A model program (docs/programs.md's language): Program(path_or_text, **sizes).
+
+    A str naming an existing file, one line ending in ".ein", or an os.PathLike is read as
+    that file; any other str is the program's text (named "<program>" in messages). sizes override the program's axis
+    lengths (B=64). A program that does not parse raises einexpr.Error with the line, the
+    column and a caret; shapes are checked by check() and whenever the program is planned.
+
+        m = einexpr.Program("examples/models/lecture2.ein", B=64)
+        m.check()                                   # None, or raises
+        m.cost(optimizer="adam")["step_flops"]      # `einexpr program cost FILE B=64 --json`
+        m.run(x=x, w1=w1, w2=w2)["loss"]            # {output name: array}
+        t = m.trainer(optimizer="adam", lr=1e-3, w1=w1, w2=w2)
+        loss = t.step(x=x)                          # forward, backward, update: the loss
+    """
+
+    def __init__(self, path_or_text, **sizes):
+        if isinstance(path_or_text, _os.PathLike):
+            source, is_file = _os.fspath(path_or_text), True
+            if not isinstance(source, str):
+                source = _os.fsdecode(source)
+        elif isinstance(path_or_text, str):
+            # One line ending in .ein is a path even when no such file exists (then "cannot read").
+            one_line_ein = "\n" not in path_or_text and path_or_text.endswith(".ein")
+            source, is_file = path_or_text, one_line_ein or _os.path.isfile(path_or_text)
+        else:
+            raise ArgumentError(f"Program takes a path or the program's text, not {type(path_or_text).__name__}")
+        self._core = _core.Program(source, is_file, _lengths(sizes))
+
+    @property
+    def file(self):
+        """The path the program was read from, or "<program>" for text."""
+        return self._core.file
+
+    @property
+    def inputs(self):
+        """The names of the program's inputs (data), in declaration order."""
+        return [n for n, kind in self._core.declarations() if kind == "input"]
+
+    @property
+    def params(self):
+        """The names of the program's params (trainable), in declaration order."""
+        return [n for n, kind in self._core.declarations() if kind == "param"]
+
+    @property
+    def outputs(self):
+        """The names of the program's outputs (its output lines, else its last statement)."""
+        return list(self._core.outputs())
+
+    def shapes(self, dtype="f32"):
+        """{name: (shape, dtype)} of every input and param, planned with the sizes (dtype for
+        those declared without one): what run() and trainer() take."""
+        return {name: (tuple(shape), dt) for name, shape, dt in self._core.shapes(_pattern(dtype, "dtype"))}
+
+    def __repr__(self):
+        return f"einexpr.Program({self.file!r})"
+
+    def check(self):
+        """Plans the program with its sizes: None, or einexpr.Error at the line and column of
+        the first fault (`einexpr program check`)."""
+        self._core.check()
+
+    def cost(self, optimizer="sgd", mixed_precision=False, dtype="f32", device="h100"):
+        """A training step's cost from the sizes alone: the object `einexpr program cost FILE
+        NAME=LEN... --json` prints (forward, backward and optimizer FLOPs and bytes, memory,
+        each statement with its gradients, the roofline on `device`, the 6·N·P estimate).
+        dtype is that of tensors declared without one."""
+        text = self._core.cost_json(_pattern(optimizer, "optimizer"), bool(mixed_precision), _pattern(dtype, "dtype"),
+                                    _pattern(device, "device"))
+        return _json.loads(text)
+
+    def run(self, **inputs):
+        """Runs the program on every input and param by name: {output name: array}, numpy
+        arrays for numpy inputs and torch tensors for torch ones (the first input decides).
+        The given shapes bind the axes (sizes and the axes line must agree with them); the
+        plan is kept for the next run with the same shapes and dtypes."""
+        named, kind = _named(inputs, "input")
+        return {name: _result(t, kind) for name, t in self._core.run(named)}
+
+    def trainer(self, optimizer="sgd", lr=1e-3, momentum=0.9, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
+                dtype=None, **params):
+        """A Trainer of the program, whose one output is the loss (a 0-d float), from every
+        param's initial value (copied). optimizer: sgd, momentum, adam or adamw, step for step
+        torch.optim's (momentum is momentum's; betas and eps adam's and adamw's). dtype is that
+        of inputs declared without one: by default the params' dtype (f32 or f64)."""
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ArgumentError(f"betas must be a pair (beta1, beta2), not {betas!r}")
+        named, _ = _named(params, "param")
+        if dtype is None:
+            dtypes = {t.dtype for _, t in named}
+            dtype = dtypes.pop() if len(dtypes) == 1 else "f32"
+        core = self._core.trainer(_pattern(optimizer, "optimizer"), _float(lr, "lr"), _float(momentum, "momentum"),
+                                  _float(weight_decay, "weight_decay"), _float(betas[0], "betas[0]"),
+                                  _float(betas[1], "betas[1]"), _float(eps, "eps"), _pattern(dtype, "dtype"), named)
+        return Trainer(core)
+
+
+class Trainer:
+    """Program.trainer()'s result: forward, backward and update planned once, in one arena.
+
+    step(**inputs) trains one step on the program's inputs and returns the loss (before the
+    update); parameters() and gradients() are numpy copies; steps counts the steps taken."""
+
+    def __init__(self, core):
+        self._core = core
+
+    def step(self, **inputs):
+        """One step on every input by name: forward, backward, update. Returns the loss as a
+        float. A NaN or infinite loss raises einexpr.Error, the params left as they were."""
+        named, _ = _named(inputs, "input")
+        return self._core.step(named)
+
+    def parameters(self):
+        """{param name: numpy array}, copies of the params now."""
+        return {name: _np.asarray(t) for name, t in self._core.parameters()}
+
+    def gradients(self):
+        """{param name: numpy array}, copies of each param's gradient in the last step (a
+        param the loss does not depend on has none)."""
+        return {name: _np.asarray(t) for name, t in self._core.gradients()}
+
+    @property
+    def steps(self):
+        """The steps taken."""
+        return self._core.steps
+
+    @property
+    def optimizer(self):
+        return self._core.optimizer
+
+    @property
+    def peak_bytes_predicted(self):
+        """What the trainer allocated: the arena, the params, the optimizer's state, the
+        program's numbers. A step allocates nothing more."""
+        return self._core.peak_bytes_predicted
+
+    @property
+    def arena_bytes(self):
+        return self._core.arena_bytes
+
+    def __repr__(self):
+        return f"einexpr.Trainer(optimizer={self.optimizer!r}, steps={self.steps})"

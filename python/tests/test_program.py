@@ -1,0 +1,286 @@
+"""einexpr.Program: a model program from a file or text, checked, costed (the object
+`einexpr program cost --json` prints), run against numpy, and trained against torch.optim
+step for step in f64; the errors name what is wrong."""
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import einexpr
+from conftest import run_cli
+
+MODELS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "models"))
+LECTURE = os.path.join(MODELS, "lecture2.ein")
+GPT2_BLOCK = os.path.join(MODELS, "gpt2_block.ein")
+
+LECTURE_TEXT = """\
+# x --w1--> h1 --w2--> h2 -> loss
+axes B=16 D=32 E=24 K=8
+input x: B D
+param w1: D E
+param w2: E K
+h1 = einsum(x, w1, "B D, D E -> B E")
+h2 = einsum(h1, w2, "B E, E K -> B K")
+sq = map(h2, "B K -> B K", "square")
+loss = reduce(sq, "B K ->", "mean")
+"""
+
+
+def lecture_numpy(x, w1, w2):
+    return np.mean(np.square(x @ w1 @ w2))
+
+
+def lecture_data(rng, b=16, d=256, e=256, k=64, steps=3):
+    xs = [rng.standard_normal((b, d)) for _ in range(steps)]
+    w1 = rng.standard_normal((d, e)) / np.sqrt(d)
+    w2 = rng.standard_normal((e, k)) / np.sqrt(e)
+    return xs, w1, w2
+
+
+# ---- the program ----------------------------------------------------------------------
+
+def test_program_from_file_and_text():
+    m = einexpr.Program(LECTURE, B=16)
+    assert m.file == LECTURE
+    assert (m.inputs, m.params, m.outputs) == (["x"], ["w1", "w2"], ["loss"])
+    assert m.check() is None
+    assert m.shapes() == {"x": ((16, 256), "f32"), "w1": ((256, 256), "f32"), "w2": ((256, 64), "f32")}
+    t = einexpr.Program(LECTURE_TEXT)
+    assert t.file == "<program>"
+    assert t.check() is None
+    assert t.shapes("f64")["w2"] == ((24, 8), "f64")
+    import pathlib
+    assert einexpr.Program(pathlib.Path(LECTURE)).file == LECTURE
+
+
+def test_check_raises_with_line_column_and_caret():
+    bad_shapes = LECTURE_TEXT.replace("param w2: E K", "param w2: D K")
+    m = einexpr.Program(bad_shapes)  # names are fine: the shapes are check()'s
+    with pytest.raises(einexpr.Error) as e:
+        m.check()
+    msg = str(e.value)
+    assert msg.startswith("<program>:7:")
+    assert "h2 = einsum(h1, w2" in msg and "\n" in msg and "^" in msg
+    with pytest.raises(einexpr.Error, match=r"(?s)<program>:6:16: unknown tensor 'w3'.*\n +\^"):
+        einexpr.Program(LECTURE_TEXT.replace("einsum(x, w1", "einsum(x, w3"))
+    with pytest.raises(einexpr.Error, match="unknown axis 'Q'"):
+        einexpr.Program(LECTURE, Q=3).check()
+    with pytest.raises(einexpr.Error, match="cannot read .*missing.ein"):
+        einexpr.Program("missing.ein")
+    with pytest.raises(einexpr.ArgumentError):
+        einexpr.Program(3)
+
+
+# ---- cost -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sizes,options,flags", [
+    ({"B": 64}, {}, []),
+    ({}, {"optimizer": "adam", "dtype": "bf16", "mixed_precision": True},
+     ["--optimizer", "adam", "--dtype", "bf16", "--mixed-precision"]),
+    ({"B": 8, "D": 512}, {"optimizer": "adamw", "device": "a100", "dtype": "f64"},
+     ["--optimizer", "adamw", "--device", "a100", "--dtype", "f64"]),
+])
+def test_cost_is_program_cost_json(sizes, options, flags):
+    got = einexpr.Program(LECTURE, **sizes).cost(**options)
+    status, out, err = run_cli("program", "cost", LECTURE, *[f"{k}={v}" for k, v in sizes.items()], *flags, "--json")
+    assert status == 0, err
+    assert got == json.loads(out)
+    assert got["file"] == LECTURE and got["axes"]["B"] == sizes.get("B", 1024)
+
+
+def test_cost_of_text_is_that_of_its_file(tmp_path):
+    path = tmp_path / "lecture.ein"
+    path.write_text(LECTURE_TEXT)
+    got = einexpr.Program(LECTURE_TEXT, B=4).cost(optimizer="momentum")
+    status, out, err = run_cli("program", "cost", str(path), "B=4", "--optimizer", "momentum", "--json")
+    assert status == 0, err
+    want = json.loads(out)
+    assert got["file"] == "<program>"
+    want["file"] = "<program>"
+    assert got == want
+
+
+def test_cost_without_the_tool():
+    c = einexpr.Program(LECTURE, B=8).cost()
+    assert c["axes"] == {"B": 8, "D": 256, "E": 256, "K": 64}
+    assert c["params"] == 256 * 256 + 256 * 64
+    assert c["forward_flops"] == 2 * 8 * 256 * 256 + 2 * 8 * 256 * 64 + 8 * 64 + 8 * 64  # einsums, square, mean
+    assert [s["name"] for s in c["statements"]] == ["h1", "h2", "sq", "loss"]
+    with pytest.raises(einexpr.Error, match="unknown device 'tpu'"):
+        einexpr.Program(LECTURE).cost(device="tpu")
+    with pytest.raises(einexpr.Error, match="unknown optimizer 'adagrad'"):
+        einexpr.Program(LECTURE).cost(optimizer="adagrad")
+
+
+# ---- run ------------------------------------------------------------------------------
+
+def test_run_against_numpy(rng):
+    xs, w1, w2 = lecture_data(rng)
+    m = einexpr.Program(LECTURE, B=16)
+    out = m.run(x=xs[0], w1=w1, w2=w2)
+    assert list(out) == ["loss"] and isinstance(out["loss"], np.ndarray) and out["loss"].shape == ()
+    np.testing.assert_allclose(out["loss"], lecture_numpy(xs[0], w1, w2), rtol=1e-12)
+    # the plan kept for the same shapes, a new one for others (the shapes bind the axes)
+    np.testing.assert_allclose(m.run(x=xs[1], w1=w1, w2=w2)["loss"], lecture_numpy(xs[1], w1, w2), rtol=1e-12)
+    with pytest.raises(einexpr.Error, match="'x' gives axis 'B' length 5 .* but it is 16 \\(given as B=16\\)"):
+        m.run(x=xs[1][:5], w1=w1, w2=w2)
+    m = einexpr.Program(LECTURE)  # B=1024 on its axes line: the given shapes decide
+    np.testing.assert_allclose(m.run(x=xs[1][:5], w1=w1, w2=w2)["loss"], lecture_numpy(xs[1][:5], w1, w2), rtol=1e-12)
+    t = einexpr.Program(LECTURE_TEXT)
+    x, v1, v2 = rng.standard_normal((16, 32)), rng.standard_normal((32, 24)), rng.standard_normal((24, 8))
+    f = t.run(x=x.astype(np.float32), w1=np.asfortranarray(v1.astype(np.float32)), w2=v2.astype(np.float32))
+    assert f["loss"].dtype == np.float32
+    np.testing.assert_allclose(f["loss"], lecture_numpy(x, v1, v2), rtol=1e-5)
+
+
+def test_run_several_outputs_and_torch(rng):
+    torch = pytest.importorskip("torch")
+    m = einexpr.Program(LECTURE_TEXT + "output h1 loss\n")
+    x, w1, w2 = rng.standard_normal((16, 32)), rng.standard_normal((32, 24)), rng.standard_normal((24, 8))
+    out = m.run(x=torch.from_numpy(x), w1=torch.from_numpy(w1), w2=torch.from_numpy(w2))
+    assert list(out) == ["h1", "loss"] and all(isinstance(v, torch.Tensor) for v in out.values())
+    np.testing.assert_allclose(out["h1"].numpy(), x @ w1, rtol=1e-12)
+    np.testing.assert_allclose(out["loss"].item(), lecture_numpy(x, w1, w2), rtol=1e-12)
+
+
+def test_run_errors_name_the_tensor(rng):
+    m = einexpr.Program(LECTURE_TEXT)
+    x, w1, w2 = np.zeros((16, 32)), np.zeros((32, 24)), np.zeros((24, 8))
+    with pytest.raises(einexpr.Error, match="'h1' is computed by the program"):
+        m.run(x=x, w1=w1, w2=w2, h1=np.zeros((16, 24)))
+    with pytest.raises(einexpr.Error, match="'w3' names no input or param.*params: w1, w2"):
+        m.run(x=x, w1=w1, w2=w2, w3=w2)
+    with pytest.raises(einexpr.Error, match="missing param 'w2': run\\(\\) takes every input and param"):
+        m.run(x=x, w1=w1)
+    with pytest.raises(einexpr.Error, match="'w2' gives axis 'E' length 23"):
+        m.run(x=x, w1=w1, w2=np.zeros((23, 8)))
+
+
+# ---- training -------------------------------------------------------------------------
+
+def torch_reference(torch, make_optimizer, xs, w1, w2):
+    """Losses and final params of torch.optim on the lecture model, in f64."""
+    p1 = torch.tensor(w1, dtype=torch.float64, requires_grad=True)
+    p2 = torch.tensor(w2, dtype=torch.float64, requires_grad=True)
+    opt = make_optimizer([p1, p2])
+    losses, grads = [], []
+    for x in xs:
+        opt.zero_grad()
+        loss = (torch.from_numpy(x) @ p1 @ p2).square().mean()
+        loss.backward()
+        grads.append({"w1": p1.grad.numpy().copy(), "w2": p2.grad.numpy().copy()})
+        losses.append(loss.item())
+        opt.step()
+    return losses, {"w1": p1.detach().numpy(), "w2": p2.detach().numpy()}, grads
+
+
+OPTIMIZERS = [
+    ("adam", {"lr": 1e-2, "betas": (0.9, 0.99), "eps": 1e-8},
+     lambda torch, ps: torch.optim.Adam(ps, lr=1e-2, betas=(0.9, 0.99), eps=1e-8)),
+    ("sgd", {"lr": 0.1, "weight_decay": 0.01},
+     lambda torch, ps: torch.optim.SGD(ps, lr=0.1, weight_decay=0.01)),
+    ("momentum", {"lr": 0.05, "momentum": 0.8},
+     lambda torch, ps: torch.optim.SGD(ps, lr=0.05, momentum=0.8)),
+    ("adamw", {"lr": 1e-2, "weight_decay": 0.1},
+     lambda torch, ps: torch.optim.AdamW(ps, lr=1e-2, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("optimizer,options,reference", OPTIMIZERS, ids=[o[0] for o in OPTIMIZERS])
+def test_trainer_against_torch_optim(rng, optimizer, options, reference):
+    torch = pytest.importorskip("torch")
+    xs, w1, w2 = lecture_data(rng)
+    losses, params, grads = torch_reference(torch, lambda ps: reference(torch, ps), xs, w1, w2)
+    t = einexpr.Program(LECTURE, B=16).trainer(optimizer=optimizer, **options, w1=w1, w2=w2)
+    assert t.steps == 0 and t.optimizer == optimizer
+    got = []
+    for x in xs:
+        got.append(t.step(x=x))
+        assert isinstance(got[-1], float)
+    assert t.steps == 3
+    np.testing.assert_allclose(got, losses, rtol=1e-10, atol=0)
+    mine = t.parameters()
+    assert sorted(mine) == ["w1", "w2"]
+    for name in mine:
+        assert mine[name].dtype == np.float64
+        np.testing.assert_allclose(mine[name], params[name], rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(t.gradients()[name], grads[-1][name], rtol=1e-10, atol=1e-13)
+    # copies: the caller's arrays and earlier copies do not move with the trainer
+    before = t.parameters()["w1"].copy()
+    t.parameters()["w1"][...] = 0
+    np.testing.assert_array_equal(t.parameters()["w1"], before)
+    snapshot = t.parameters()["w2"]
+    t.step(x=xs[0])
+    assert not np.array_equal(snapshot, t.parameters()["w2"])
+    assert not np.array_equal(w1, t.parameters()["w1"])
+    assert t.peak_bytes_predicted >= 2 * (w1.nbytes + w2.nbytes)
+
+
+def test_trainer_on_torch_inputs_in_f32(rng):
+    torch = pytest.importorskip("torch")
+    xs, w1, w2 = lecture_data(rng, b=8, d=32, e=24, k=8)
+    t = einexpr.Program(LECTURE_TEXT, B=8).trainer(optimizer="sgd", lr=0.1, w1=torch.from_numpy(w1).float(),
+                                                   w2=w2.astype(np.float32))
+    loss = t.step(x=torch.from_numpy(xs[0]).float())
+    np.testing.assert_allclose(loss, lecture_numpy(xs[0], w1, w2), rtol=1e-5)
+    assert t.parameters()["w1"].dtype == np.float32
+
+
+def test_trainer_errors_name_what_is_wrong(rng):
+    m = einexpr.Program(LECTURE_TEXT)
+    w1, w2 = np.zeros((32, 24)), np.zeros((24, 8))
+    with pytest.raises(einexpr.Error, match="param 'w3' names no input or param of the program"):
+        m.trainer(w1=w1, w2=w2, w3=w2)
+    with pytest.raises(einexpr.Error, match="'x' is an input, not a param"):
+        m.trainer(w1=w1, w2=w2, x=np.zeros((16, 32)))
+    with pytest.raises(einexpr.Error, match="missing param 'w2'"):
+        m.trainer(w1=w1)
+    with pytest.raises(einexpr.Error, match="'w2' gives axis 'E' length 23"):
+        m.trainer(w1=w1, w2=np.zeros((23, 8)))
+    with pytest.raises(einexpr.Error, match="unknown optimizer 'adagrad'"):
+        m.trainer(optimizer="adagrad", w1=w1, w2=w2)
+    with pytest.raises(einexpr.ArgumentError, match="betas"):
+        m.trainer(betas=0.9, w1=w1, w2=w2)
+    t = m.trainer(w1=w1, w2=w2)
+    with pytest.raises(einexpr.ShapeError, match="input 'x' has shape \\[16, 31\\]"):
+        t.step(x=np.zeros((16, 31)))
+    with pytest.raises(einexpr.DTypeError, match="input 'x' is f32"):
+        t.step(x=np.zeros((16, 32), np.float32))
+    with pytest.raises(einexpr.Error, match="'w1' is a param"):
+        t.step(x=np.zeros((16, 32)), w1=w1)
+    with pytest.raises(einexpr.Error, match="missing input 'x'"):
+        t.step()
+    assert t.steps == 0
+    # the one output must be the loss: gpt2_block's is y, a [B S D] tensor
+    g = einexpr.Program(GPT2_BLOCK, B=1, S=4, T=4, D=8, H=2, K=4, F=16)
+    params = {n: np.zeros(s) for n, (s, _) in g.shapes("f64").items() if n in g.params}
+    with pytest.raises(einexpr.Error, match="'y' \\[B=1, S=4, D=8\\] f64 is not"):
+        g.trainer(**params)
+
+
+def test_step_releases_the_gil(rng):
+    xs, w1, w2 = lecture_data(rng, b=2048, d=256, e=256, k=64, steps=1)
+    t = einexpr.Program(LECTURE, B=2048).trainer(w1=w1, w2=w2)
+    ticks_inside = 0
+    for _ in range(20):
+        window = {}
+
+        def work():
+            window["start"] = time.perf_counter()
+            t.step(x=xs[0])
+            window["end"] = time.perf_counter()
+
+        worker = threading.Thread(target=work)
+        ticks = []
+        worker.start()
+        while worker.is_alive():
+            ticks.append(time.perf_counter())
+            time.sleep(0.0005)
+        worker.join()
+        ticks_inside = sum(window["start"] < s < window["end"] for s in ticks)
+        if ticks_inside >= 5:
+            break
+    assert ticks_inside >= 5
