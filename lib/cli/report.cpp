@@ -165,6 +165,14 @@ void write_memory_json(JsonWriter& j, const ProgramMemory& m) {
   j.field("optimizer_bytes", m.optimizer_bytes).field("inputs_bytes", m.inputs_bytes);
   j.field("activations_bytes", m.activations_bytes).field("peak_bytes", m.peak_bytes);
   j.field("forward_peak_bytes", m.forward_peak_bytes).end_object();
+  j.key("activations").begin_array();  // what is kept for the backward, and why
+  for (const KeptActivation& k : m.kept) {
+    j.begin_object().field("tensor", k.tensor).field("read_as", k.read_as).field("shape", k.shape).field("bytes", k.bytes);
+    j.key("needed_by").begin_array();
+    for (const std::string& g : k.needed_by) j.value(g);
+    j.end_array().end_object();
+  }
+  j.end_array();
 }
 
 void write_estimate_json(JsonWriter& j, const SixNP& e) {

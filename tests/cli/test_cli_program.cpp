@@ -79,6 +79,14 @@ TEST_CASE("program cost --json: the fields the issue names, with the lecture's f
   CHECK(u64(m["optimizer_bytes"]) == 0);
   CHECK(u64(m["activations_bytes"]) == 4 * (B * E + B * K));
   CHECK(u64(m["peak_bytes"]) == 3801092);  // tests/codegen/test_program_cost.cpp counts it event by event
+  // what is kept for the backward, and which gradients read it
+  REQUIRE(j["activations"].size() == 2);
+  CHECK(j["activations"][0]["tensor"] == "h1");
+  CHECK(j["activations"][0]["shape"] == "[B=1024, E=256] f32");
+  CHECK(u64(j["activations"][0]["bytes"]) == 4 * B * E);
+  CHECK(j["activations"][0]["needed_by"] == nlohmann::json::array({"einsum(dh2, h1, 'B K, B E -> E K')"}));
+  CHECK(j["activations"][1]["tensor"] == "h2");
+  CHECK(u64(j["activations"][1]["bytes"]) == 4 * B * K);
   REQUIRE(j["statements"].size() == 4);
   const nlohmann::json& h1 = j["statements"][0];
   CHECK(h1["name"] == "h1");
