@@ -35,8 +35,29 @@ void visit_float(DType dtype, F&& f) {
   else throw DTypeError(std::string("program train: ") + std::string(name(dtype)) + " is not supported here yet (f32 and f64 are)");
 }
 
+bool narrow(DType d) { return d == DType::bf16 || d == DType::f16; }
+float narrow_to_f32(std::uint16_t bits, DType d) { return d == DType::bf16 ? bf16_to_f32(bits) : f16_to_f32(bits); }
+std::uint16_t f32_to_narrow(float v, DType d) { return d == DType::bf16 ? f32_to_bf16(v) : f32_to_f16(v); }
+
 // dst += src, elementwise over one shape (strides of either may be anything; dst's never 0).
+// bf16 and f16 add in f32 and round once, as torch does.
 void add_into(std::byte* dst, const Layout& dl, const std::byte* src, const Layout& sl, DType dtype) {
+  if (narrow(dtype)) {
+    const std::int64_t n = checked_numel(dl.shape);
+    std::vector<std::int64_t> index(dl.shape.size(), 0);
+    auto* d = reinterpret_cast<std::uint16_t*>(dst);
+    const auto* s = reinterpret_cast<const std::uint16_t*>(src);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t od = dl.offset, os = sl.offset;
+      for (std::size_t k = 0; k < index.size(); ++k) od += index[k] * dl.strides[k], os += index[k] * sl.strides[k];
+      d[od] = f32_to_narrow(narrow_to_f32(d[od], dtype) + narrow_to_f32(s[os], dtype), dtype);
+      for (std::size_t k = index.size(); k-- > 0;) {
+        if (++index[k] < dl.shape[k]) break;
+        index[k] = 0;
+      }
+    }
+    return;
+  }
   visit_float(dtype, [&](auto zero) {
     using T = decltype(zero);
     if (dl.is_contiguous() && sl.is_contiguous()) {
@@ -84,7 +105,9 @@ struct Trainer::Impl {
   TensorMap params;                             // own storage
   std::map<int, Tensor> constants;
   std::vector<int> param_ids;                   // tensor ids of params with a gradient
-  std::vector<std::vector<Tensor>> state;       // per param_ids entry: momentum / m, v
+  std::vector<std::vector<Tensor>> state;       // per param_ids entry: momentum / m, v (f32 for bf16 / f16)
+  std::vector<Tensor> master;                   // per param_ids entry: f32 master weights of a bf16 / f16
+                                                // param (mixed precision), else undefined
   std::int64_t state_bytes = 0, params_bytes = 0;  // params_bytes: and the program's numbers
   std::int64_t steps = 0;
   int loss = -1;                                // the output tensor
@@ -112,10 +135,15 @@ void Trainer::Impl::check_program() {
   if (!l.shape.empty() || !is_floating(l.dtype))
     throw Error("program train needs the output to be the loss, a 0-d float; " + plan.describe(loss) + " is not");
   if (!l.requires_grad) throw Error("the loss " + plan.describe(loss) + " does not depend on any param: nothing to train");
-  for (const ProgramTensor& t : plan.tensors)
-    if (t.role == TensorRole::param && t.dtype != DType::f32 && t.dtype != DType::f64)
+  for (const ProgramTensor& t : plan.tensors) {
+    if (t.role != TensorRole::param || t.dtype == DType::f32 || t.dtype == DType::f64) continue;
+    if (!narrow(t.dtype))
+      throw DTypeError("param '" + t.name + "' is " + std::string(name(t.dtype)) + ": a param trains in f64, f32, bf16 or f16");
+    if (!opt.mixed_precision)
       throw DTypeError("param '" + t.name + "' is " + std::string(name(t.dtype)) +
-                       ": program train runs f32 and f64 params (mixed precision is not implemented yet)");
+                       ": train it with mixed precision (f32 master weights and optimizer state); updates in " +
+                       std::string(name(t.dtype)) + " itself are not implemented");
+  }
 }
 
 void Trainer::Impl::lower_all() {
@@ -193,11 +221,10 @@ void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
 
 void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound) const {
   for (int o : training.seeds) {  // dY = 1
-    visit_float(plan.tensor(o).dtype, [&](auto zero) {
-      using T = decltype(zero);
-      T* p = reinterpret_cast<T*>(grad_ptr(o));
-      std::fill(p, p + checked_numel(plan.tensor(o).shape), T(1));
-    });
+    const DType d = plan.tensor(o).dtype;
+    std::byte* p = grad_ptr(o);
+    for (std::int64_t i = 0; i < checked_numel(plan.tensor(o).shape); ++i)
+      store_from_double(1.0, p + i * static_cast<std::int64_t>(element_size(d)), d);
   }
   for (std::size_t e = 0; e < training.backward.size(); ++e) {
     const TrainingGradient& g = training.backward[e];
@@ -230,17 +257,21 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound) const {
   }
 }
 
-// torch.optim's single-tensor updates (see train.hpp), in the param's dtype.
+// torch.optim's single-tensor updates (see train.hpp), in the param's dtype, or with mixed
+// precision on the f32 master copy of a bf16 / f16 param, which is then rounded into it.
 void Trainer::Impl::update() {
   const double t = static_cast<double>(steps + 1);
   for (std::size_t i = 0; i < param_ids.size(); ++i) {
     const ProgramTensor& pt = plan.tensor(param_ids[i]);
     Tensor& w = params.find(pt.name)->second;
     const std::int64_t n = w.numel();
-    visit_float(pt.dtype, [&](auto zero) {
+    const bool mixed = narrow(pt.dtype);
+    const DType math = mixed ? DType::f32 : pt.dtype;
+    visit_float(math, [&](auto zero) {
       using T = decltype(zero);
-      T* p = static_cast<T*>(w.data_ptr());
-      const T* g = reinterpret_cast<const T*>(grad_ptr(param_ids[i]));
+      T* p = static_cast<T*>(mixed ? master[i].data_ptr() : w.data_ptr());
+      const std::byte* g_raw = grad_ptr(param_ids[i]);
+      auto* narrow_out = mixed ? static_cast<std::uint16_t*>(w.data_ptr()) : nullptr;
       T* s0 = state[i].empty() ? nullptr : static_cast<T*>(state[i][0].data_ptr());
       T* s1 = state[i].size() < 2 ? nullptr : static_cast<T*>(state[i][1].data_ptr());
       const T lr = static_cast<T>(opt.lr), wd = static_cast<T>(opt.weight_decay), mu = static_cast<T>(opt.momentum);
@@ -251,9 +282,11 @@ void Trainer::Impl::update() {
       const T decay = static_cast<T>(1 - opt.lr * opt.weight_decay);
       const Optimizer kind = opt.kind;
       const bool first = steps == 0;
+      const DType gd = pt.dtype;
       parallel_for(n, pieces_for(n, 1 << 14), [&](std::int64_t, std::int64_t b, std::int64_t e) {
         for (std::int64_t j = b; j < e; ++j) {
-          T grad = g[j];
+          T grad = mixed ? static_cast<T>(narrow_to_f32(reinterpret_cast<const std::uint16_t*>(g_raw)[j], gd))
+                         : reinterpret_cast<const T*>(g_raw)[j];
           switch (kind) {
             case Optimizer::sgd:
               if (wd != T(0)) grad = grad + wd * p[j];
@@ -273,6 +306,7 @@ void Trainer::Impl::update() {
               p[j] = p[j] + neg_step * s0[j] / (std::sqrt(s1[j]) / bc2_sqrt + eps);  // addcdiv_
               break;
           }
+          if (mixed) narrow_out[j] = f32_to_narrow(static_cast<float>(p[j]), gd);
         }
       });
     });
@@ -319,10 +353,13 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
     EINEXPR_ASSERT(m->training.gradient_layout[id].is_contiguous(),
                    "program train: the gradient of '" + t.name + "' is not contiguous");
     m->param_ids.push_back(static_cast<int>(id));
+    const bool mixed = narrow(t.dtype);
     std::vector<Tensor> s;
-    for (int k = 0; k < optimizer_states(optimizer.kind); ++k) s.push_back(Tensor::zeros(t.shape, t.dtype));
+    for (int k = 0; k < optimizer_states(optimizer.kind); ++k) s.push_back(Tensor::zeros(t.shape, mixed ? DType::f32 : t.dtype));
     for (const Tensor& x : s) m->state_bytes += x.nbytes();
     m->state.push_back(std::move(s));
+    m->master.push_back(mixed ? m->params.at(t.name).to(DType::f32) : Tensor());
+    if (mixed) m->state_bytes += m->master.back().nbytes();
   }
   return Trainer(std::move(m));
 }
@@ -335,9 +372,7 @@ double Trainer::step(const TensorMap& inputs) {
   for (const auto& [name, t] : m.params) bound[m.plan.tensor(name)] = t;
   for (const auto& [id, t] : m.constants) bound[id] = t;
   m.run_forward(bound);
-  double loss = 0;
-  visit_float(m.plan.tensor(m.loss).dtype,
-              [&](auto zero) { loss = static_cast<double>(*reinterpret_cast<const decltype(zero)*>(m.tensor_ptr(m.loss, bound))); });
+  const double loss = load_as_double(m.tensor_ptr(m.loss, bound), m.plan.tensor(m.loss).dtype);
   if (!std::isfinite(loss))
     throw Error("the loss is " + std::string(std::isnan(loss) ? "nan" : "infinite") + " at step " +
                 std::to_string(m.steps + 1) + ": stopped before its update (the params are those of step " +
@@ -367,9 +402,11 @@ TensorMap Trainer::optimizer_state() const {
   const Impl& m = *impl_;
   TensorMap out;
   const std::vector<const char*> names = state_names(m.opt.kind);
-  for (std::size_t i = 0; i < m.param_ids.size(); ++i)
-    for (std::size_t k = 0; k < names.size(); ++k)
-      out[m.plan.tensor(m.param_ids[i]).name + "." + names[k]] = m.state[i][k].clone();
+  for (std::size_t i = 0; i < m.param_ids.size(); ++i) {
+    const std::string& param = m.plan.tensor(m.param_ids[i]).name;
+    for (std::size_t k = 0; k < names.size(); ++k) out[param + "." + names[k]] = m.state[i][k].clone();
+    if (m.master[i].defined()) out[param + ".master"] = m.master[i].clone();
+  }
   return out;
 }
 
@@ -382,13 +419,18 @@ void Trainer::restore(const TensorMap& params, const TensorMap& state, std::int6
   std::size_t used = 0;
   for (std::size_t i = 0; i < m.param_ids.size(); ++i) {
     const ProgramTensor& t = m.plan.tensor(m.param_ids[i]);
-    for (const char* n : names) {
+    std::vector<std::pair<std::string, const Tensor*>> wanted;  // (name, the trainer's tensor)
+    for (std::size_t k = 0; k < names.size(); ++k) wanted.emplace_back(names[k], &m.state[i][k]);
+    if (m.master[i].defined()) wanted.emplace_back("master", &m.master[i]);
+    for (const auto& [n, mine] : wanted) {
       const std::string key = t.name + "." + n;
       const auto it = state.find(key);
       if (it == state.end())
-        throw Error("the checkpoint has no '" + key + "' (" + name(m.opt.kind) + " keeps it for each param)");
-      if (!it->second.defined() || it->second.shape() != t.shape || it->second.dtype() != t.dtype)
-        throw ShapeError("the checkpoint's '" + key + "' is not " + shape_str(t.shape) + " " + std::string(einexpr::name(t.dtype)));
+        throw Error("the checkpoint has no '" + key + "' (" +
+                    (n == "master" ? std::string("mixed precision keeps f32 master weights") : std::string(name(m.opt.kind)) + " keeps it") +
+                    " for each param)");
+      if (!it->second.defined() || it->second.shape() != t.shape || it->second.dtype() != mine->dtype())
+        throw ShapeError("the checkpoint's '" + key + "' is not " + shape_str(t.shape) + " " + std::string(einexpr::name(mine->dtype())));
       s[i].push_back(it->second);
       ++used;
     }
@@ -399,14 +441,17 @@ void Trainer::restore(const TensorMap& params, const TensorMap& state, std::int6
       const std::string param = key.substr(0, dot), what = dot == std::string::npos ? "" : key.substr(dot + 1);
       bool known = false;
       for (const char* n : names) known = known || what == n;
+      known = known || (what == "master" && m.opt.mixed_precision);
       if (!known || m.plan.tensor(param) < 0)
         throw Error("the checkpoint's '" + key + "' is no state of " + name(m.opt.kind) +
                     (names.empty() ? " (it keeps none)" : ""));
     }
   // into the trainer's own storage: a restore allocates nothing
   for (const auto& [n, t] : p) m.params.at(n).copy_from(t);
-  for (std::size_t i = 0; i < s.size(); ++i)
-    for (std::size_t k = 0; k < s[i].size(); ++k) m.state[i][k].copy_from(s[i][k]);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    for (std::size_t k = 0; k < m.state[i].size(); ++k) m.state[i][k].copy_from(s[i][k]);
+    if (m.master[i].defined()) m.master[i].copy_from(s[i].back());
+  }
   m.steps = steps;
 }
 const TensorMap& Trainer::parameters() const noexcept { return impl_->params; }

@@ -419,9 +419,11 @@ void add_program_train(Cli& cli, CLI::App* program) {
   sub->add_option("--weight-decay", a.weight_decay, "L2 added to the gradient (adamw: decoupled, torch's)")
       ->type_name("WD")
       ->capture_default_str();
-  sub->add_option("--dtype", a.dtype, "Element type of tensors declared without one (f32 or f64)")
+  sub->add_option("--dtype", a.dtype, "Element type of tensors declared without one (f32, f64; bf16 or f16 with --mixed-precision)")
       ->type_name("DT")
       ->capture_default_str();
+  sub->add_flag("--mixed-precision", a.mixed_precision,
+                "bf16 / f16 params: forward and backward in their dtype, updates on f32 master weights");
   sub->add_option("--resume", a.resume,
                   "Continue from a checkpoint (a previous OUTDIR): its params, optimizer state and step count")
       ->type_name("DIR");

@@ -140,6 +140,7 @@ struct ProgramTrainArgs {
   double weight_decay = 0;
   std::string dtype = "f32";      // of tensors declared without one
   std::string resume;             // a checkpoint folder (a previous -o OUTDIR): params, state, steps
+  bool mixed_precision = false;   // bf16 / f16 params through f32 master weights
   RunOptions run;
   bool json = false;
 };

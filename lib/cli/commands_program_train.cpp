@@ -32,6 +32,7 @@ OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
   o.momentum = a.momentum;
   o.weight_decay = a.weight_decay;
   o.eps = a.eps;
+  o.mixed_precision = a.mixed_precision;
   if (!a.betas.empty()) {
     const std::size_t comma = a.betas.find(',');
     if (comma == std::string::npos) throw UsageError("--betas expects B1,B2, got '" + a.betas + "'");
@@ -140,6 +141,7 @@ int program_train_command(const ProgramTrainArgs& args) {
   ProgramCostOptions cost_options;
   cost_options.device = "cpu";
   cost_options.optimizer = opt.kind;
+  cost_options.mixed_precision = opt.mixed_precision;
   const ProgramCost c = cost(trainer.plan(), cost_options);
 
   std::vector<StepRecord> records;

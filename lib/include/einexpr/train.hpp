@@ -15,7 +15,8 @@
 // made, at offsets planned by liveness (plan_memory); params, gradients of params and the
 // optimizer's state are in it or beside it, never allocated by a step.
 //
-// The optimizers are torch.optim's, in the params' dtype (f32 or f64), step for step:
+// The optimizers are torch.optim's, in the params' dtype (f32 or f64; bf16 and f16 params
+// through f32 master weights with mixed_precision), step for step:
 //   sgd       g = dw + wd·w;                              w -= lr·g
 //   momentum  g = dw + wd·w; b = μ·b + g (b = g at first); w -= lr·b       (dampening 0)
 //   adam      g = dw + wd·w; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²;
@@ -42,6 +43,10 @@ struct OptimizerOptions {
   double momentum = 0.9;      // momentum: μ
   double weight_decay = 0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
+  /// bf16 / f16 params (the forward and backward in their dtype) updated through f32 master
+  /// weights and f32 optimizer state, each param then the rounding of its master, as
+  /// program cost's --mixed-precision counts it. Without it such a param is an error.
+  bool mixed_precision = false;
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
@@ -66,7 +71,8 @@ class Trainer {
   TensorMap gradients() const;
 
   /// The optimizer's state, by torch's names: "w.momentum_buffer" (momentum), "w.exp_avg" and
-  /// "w.exp_avg_sq" (adam, adamw) per param with a gradient (copies).
+  /// "w.exp_avg_sq" (adam, adamw) per param with a gradient, and "w.master" (f32) for a bf16 /
+  /// f16 param under mixed precision (copies).
   TensorMap optimizer_state() const;
   /// Continues a run from a checkpoint: every param, the state optimizer_state() names for
   /// this optimizer, and the steps taken, so that the next step is the one an uninterrupted
@@ -96,8 +102,8 @@ class Trainer {
 /// as given tensors do), its backward (plan_training) and the update, lowers every plan for
 /// the CPU and allocates the arena. `params` holds every param's initial value, copied.
 /// Errors: a program whose outputs are not one 0-d float (the loss), a param missing, unknown,
-/// of another shape or dtype, a param dtype other than f32 or f64 (mixed precision is not
-/// implemented yet), options out of range (lr < 0, betas outside [0, 1), eps <= 0).
+/// of another shape or dtype, a bf16 / f16 param without mixed_precision, options out of range
+/// (lr < 0, betas outside [0, 1), eps <= 0).
 Trainer compile_training(const ast::Program& program, const ProgramOptions& options,
                          const OptimizerOptions& optimizer, const TensorMap& params);
 
