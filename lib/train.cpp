@@ -111,6 +111,10 @@ struct Trainer::Impl {
   std::int64_t state_bytes = 0, params_bytes = 0;  // params_bytes: and the program's numbers
   std::int64_t steps = 0;
   int loss = -1;                                // the output tensor
+  std::vector<int> split;                       // micro-batches: the inputs cut along the batch axis (dim 0)
+  std::int64_t micro_length = 0;                // the batch axis's length in one micro-batch
+  std::vector<Tensor> accumulated;              // micro-batches: per param_ids entry, its gradient summed
+                                                // over the micro-batches (f32 for bf16 / f16 params)
 
   void check_program();
   void lower_all();
@@ -122,7 +126,8 @@ struct Trainer::Impl {
     return at(buffer_base(training.gradient_buffer[t]), training.gradient_layout[t].offset, plan.tensor(id).dtype);
   }
   void run_forward(const std::map<int, Tensor>& bound) const;
-  void run_backward(const std::map<int, Tensor>& bound) const;
+  void run_backward(const std::map<int, Tensor>& bound, double seed) const;
+  void accumulate(bool first);
   void update();
 };
 
@@ -219,12 +224,12 @@ void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
   }
 }
 
-void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound) const {
-  for (int o : training.seeds) {  // dY = 1
+void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed) const {
+  for (int o : training.seeds) {  // dY = 1 (1/K for each of K micro-batches)
     const DType d = plan.tensor(o).dtype;
     std::byte* p = grad_ptr(o);
     for (std::int64_t i = 0; i < checked_numel(plan.tensor(o).shape); ++i)
-      store_from_double(1.0, p + i * static_cast<std::int64_t>(element_size(d)), d);
+      store_from_double(seed, p + i * static_cast<std::int64_t>(element_size(d)), d);
   }
   for (std::size_t e = 0; e < training.backward.size(); ++e) {
     const TrainingGradient& g = training.backward[e];
@@ -257,6 +262,26 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound) const {
   }
 }
 
+// Micro-batches: each param's gradient of this micro-batch written (the first) or added into
+// its accumulator, in the accumulator's dtype (f32 for a bf16 / f16 param).
+void Trainer::Impl::accumulate(bool first) {
+  for (std::size_t i = 0; i < param_ids.size(); ++i) {
+    const DType gd = plan.tensor(param_ids[i]).dtype;
+    const std::byte* g = grad_ptr(param_ids[i]);
+    Tensor& acc = accumulated[i];
+    const std::int64_t n = acc.numel();
+    visit_float(acc.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      T* a = static_cast<T*>(acc.data_ptr());
+      for (std::int64_t j = 0; j < n; ++j) {
+        const T v = narrow(gd) ? static_cast<T>(narrow_to_f32(reinterpret_cast<const std::uint16_t*>(g)[j], gd))
+                               : reinterpret_cast<const T*>(g)[j];
+        a[j] = first ? v : a[j] + v;
+      }
+    });
+  }
+}
+
 // torch.optim's single-tensor updates (see train.hpp), in the param's dtype, or with mixed
 // precision on the f32 master copy of a bf16 / f16 param, which is then rounded into it.
 void Trainer::Impl::update() {
@@ -270,7 +295,8 @@ void Trainer::Impl::update() {
     visit_float(math, [&](auto zero) {
       using T = decltype(zero);
       T* p = static_cast<T*>(mixed ? master[i].data_ptr() : w.data_ptr());
-      const std::byte* g_raw = grad_ptr(param_ids[i]);
+      const bool summed = !accumulated.empty();  // micro-batches: the accumulator, in the math dtype
+      const std::byte* g_raw = summed ? static_cast<const std::byte*>(accumulated[i].data_ptr()) : grad_ptr(param_ids[i]);
       auto* narrow_out = mixed ? static_cast<std::uint16_t*>(w.data_ptr()) : nullptr;
       T* s0 = state[i].empty() ? nullptr : static_cast<T*>(state[i][0].data_ptr());
       T* s1 = state[i].size() < 2 ? nullptr : static_cast<T*>(state[i][1].data_ptr());
@@ -285,8 +311,8 @@ void Trainer::Impl::update() {
       const DType gd = pt.dtype;
       parallel_for(n, pieces_for(n, 1 << 14), [&](std::int64_t, std::int64_t b, std::int64_t e) {
         for (std::int64_t j = b; j < e; ++j) {
-          T grad = mixed ? static_cast<T>(narrow_to_f32(reinterpret_cast<const std::uint16_t*>(g_raw)[j], gd))
-                         : reinterpret_cast<const T*>(g_raw)[j];
+          T grad = mixed && !summed ? static_cast<T>(narrow_to_f32(reinterpret_cast<const std::uint16_t*>(g_raw)[j], gd))
+                                    : reinterpret_cast<const T*>(g_raw)[j];
           switch (kind) {
             case Optimizer::sgd:
               if (wd != T(0)) grad = grad + wd * p[j];
@@ -334,6 +360,36 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
     const bool listed = std::any_of(o.given.begin(), o.given.end(), [&](const GivenTensor& g) { return g.name == name; });
     if (t.defined() && !listed) o.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
   }
+  if (optimizer.micro_batches < 1)
+    throw Error("micro-batches must be at least 1, got " + std::to_string(optimizer.micro_batches));
+  if (optimizer.micro_batches > 1) {  // plan at the micro-batch's size
+    const ProgramPlan full = plan_program(program, o);
+    const auto axis = std::find_if(full.axes.begin(), full.axes.end(),
+                                   [&](const auto& a) { return a.first == optimizer.batch_axis; });
+    if (axis == full.axes.end())
+      throw Error("the program has no axis '" + optimizer.batch_axis + "' to split into micro-batches");
+    const std::int64_t k = optimizer.micro_batches;
+    if (axis->second % k != 0)
+      throw ShapeError("axis '" + optimizer.batch_axis + "' is " + std::to_string(axis->second) + ": it does not split into " +
+                       std::to_string(k) + " equal micro-batches");
+    m->micro_length = axis->second / k;
+    for (const ProgramTensor& t : full.tensors) {
+      const auto at = std::find(t.dims.begin(), t.dims.end(), optimizer.batch_axis);
+      if (at == t.dims.end() || (t.role != TensorRole::input && t.role != TensorRole::param)) continue;
+      if (t.role == TensorRole::param)
+        throw Error("param '" + t.name + "' has the batch axis '" + optimizer.batch_axis + "': micro-batches split inputs only");
+      if (at != t.dims.begin())
+        throw Error("input '" + t.name + "' has the batch axis '" + optimizer.batch_axis + "' as dim " +
+                    std::to_string(at - t.dims.begin()) + ": micro-batches cut inputs along their first dim");
+      m->split.push_back(full.tensor(t.name));
+      for (GivenTensor& g : o.given)
+        if (g.name == t.name && !g.shape.empty()) g.shape[0] = m->micro_length;
+    }
+    bool overridden = false;
+    for (auto& [name, length] : o.axes)
+      if (name == optimizer.batch_axis) length = m->micro_length, overridden = true;
+    if (!overridden) o.axes.emplace_back(optimizer.batch_axis, m->micro_length);
+  }
   m->plan = plan_program(program, o);
   m->check_program();
   m->params = program_detail::bind_tensors(m->plan, params, Device::cpu(), {TensorRole::param});
@@ -360,26 +416,50 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
     m->state.push_back(std::move(s));
     m->master.push_back(mixed ? m->params.at(t.name).to(DType::f32) : Tensor());
     if (mixed) m->state_bytes += m->master.back().nbytes();
+    if (optimizer.micro_batches > 1) {
+      m->accumulated.push_back(Tensor::zeros(t.shape, mixed ? DType::f32 : t.dtype));
+      m->state_bytes += m->accumulated.back().nbytes();
+    }
   }
   return Trainer(std::move(m));
 }
 
 double Trainer::step(const TensorMap& inputs) {
   Impl& m = *impl_;
-  std::map<int, Tensor> bound;
-  for (const auto& [id, t] : program_detail::bind_tensors(m.plan, inputs, Device::cpu(), {TensorRole::input}))
-    bound[m.plan.tensor(id)] = t;
-  for (const auto& [name, t] : m.params) bound[m.plan.tensor(name)] = t;
-  for (const auto& [id, t] : m.constants) bound[id] = t;
-  m.run_forward(bound);
-  const double loss = load_as_double(m.tensor_ptr(m.loss, bound), m.plan.tensor(m.loss).dtype);
-  if (!std::isfinite(loss))
-    throw Error("the loss is " + std::string(std::isnan(loss) ? "nan" : "infinite") + " at step " +
-                std::to_string(m.steps + 1) + ": stopped before its update (the params are those of step " +
-                std::to_string(m.steps) + ")");
-  m.run_backward(bound);
+  const int k = m.opt.micro_batches;
+  TensorMap full = inputs;  // the micro-batch's rows of each input cut along the batch axis
+  for (int id : m.split) {
+    const auto it = full.find(m.plan.tensor(id).name);
+    if (it == full.end() || !it->second.defined() || it->second.dim() == 0) continue;  // bind_tensors says why
+    if (it->second.shape()[0] != m.micro_length * k)
+      throw ShapeError("input '" + it->first + "' has " + std::to_string(it->second.shape()[0]) + " rows along '" +
+                       m.opt.batch_axis + "' but the trainer was compiled for " + std::to_string(m.micro_length * k) +
+                       " (" + std::to_string(k) + " micro-batches of " + std::to_string(m.micro_length) + ")");
+  }
+  double sum = 0;
+  for (int micro = 0; micro < k; ++micro) {
+    TensorMap these = full;
+    for (int id : m.split) {
+      Tensor& t = these.at(m.plan.tensor(id).name);
+      t = t.slice(0, micro * m.micro_length, (micro + 1) * m.micro_length);
+    }
+    std::map<int, Tensor> bound;
+    for (const auto& [id, t] : program_detail::bind_tensors(m.plan, these, Device::cpu(), {TensorRole::input}))
+      bound[m.plan.tensor(id)] = t;
+    for (const auto& [name, t] : m.params) bound[m.plan.tensor(name)] = t;
+    for (const auto& [id, t] : m.constants) bound[id] = t;
+    m.run_forward(bound);
+    const double loss = load_as_double(m.tensor_ptr(m.loss, bound), m.plan.tensor(m.loss).dtype);
+    if (!std::isfinite(loss))
+      throw Error("the loss is " + std::string(std::isnan(loss) ? "nan" : "infinite") + " at step " +
+                  std::to_string(m.steps + 1) + (k > 1 ? ", micro-batch " + std::to_string(micro + 1) : std::string()) +
+                  ": stopped before its update (the params are those of step " + std::to_string(m.steps) + ")");
+    sum += loss;
+    m.run_backward(bound, 1.0 / k);
+    if (k > 1) m.accumulate(micro == 0);
+  }
   m.update();
-  return loss;
+  return sum / k;
 }
 
 std::int64_t Trainer::steps() const noexcept { return impl_->steps; }
@@ -459,8 +539,13 @@ const TensorMap& Trainer::parameters() const noexcept { return impl_->params; }
 TensorMap Trainer::gradients() const {
   const Impl& m = *impl_;
   TensorMap out;
-  for (int id : m.param_ids) {
+  for (std::size_t k = 0; k < m.param_ids.size(); ++k) {
+    const int id = m.param_ids[k];
     const ProgramTensor& t = m.plan.tensor(id);
+    if (!m.accumulated.empty()) {  // micro-batches: the sum over them
+      out[t.name] = m.accumulated[k];
+      continue;
+    }
     const auto i = static_cast<std::size_t>(id);
     Layout layout = m.training.gradient_layout[i];
     layout.offset += m.offset[static_cast<std::size_t>(m.training.gradient_buffer[i])] / static_cast<std::int64_t>(element_size(t.dtype));

@@ -424,6 +424,13 @@ void add_program_train(Cli& cli, CLI::App* program) {
       ->capture_default_str();
   sub->add_flag("--mixed-precision", a.mixed_precision,
                 "bf16 / f16 params: forward and backward in their dtype, updates on f32 master weights");
+  sub->add_option("--micro-batches", a.micro_batches,
+                  "Accumulate the gradients of K equal cuts of each step's inputs along --batch-axis, then update once")
+      ->type_name("K")
+      ->capture_default_str();
+  sub->add_option("--batch-axis", a.batch_axis, "The axis micro-batches cut (the first dim of the inputs that have it)")
+      ->type_name("AXIS")
+      ->capture_default_str();
   sub->add_option("--resume", a.resume,
                   "Continue from a checkpoint (a previous OUTDIR): its params, optimizer state and step count")
       ->type_name("DIR");

@@ -141,6 +141,8 @@ struct ProgramTrainArgs {
   std::string dtype = "f32";      // of tensors declared without one
   std::string resume;             // a checkpoint folder (a previous -o OUTDIR): params, state, steps
   bool mixed_precision = false;   // bf16 / f16 params through f32 master weights
+  int micro_batches = 1;          // gradient accumulation over this many cuts of each step's inputs
+  std::string batch_axis = "B";   // the axis they are cut along
   RunOptions run;
   bool json = false;
 };

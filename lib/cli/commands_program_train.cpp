@@ -33,6 +33,8 @@ OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
   o.weight_decay = a.weight_decay;
   o.eps = a.eps;
   o.mixed_precision = a.mixed_precision;
+  o.micro_batches = a.micro_batches;
+  o.batch_axis = a.batch_axis;
   if (!a.betas.empty()) {
     const std::size_t comma = a.betas.find(',');
     if (comma == std::string::npos) throw UsageError("--betas expects B1,B2, got '" + a.betas + "'");

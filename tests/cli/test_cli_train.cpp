@@ -204,3 +204,29 @@ TEST_CASE("program train: --resume continues as an uninterrupted run, bit for bi
   CHECK(none.err == "einexpr program train: error: --resume nowhere: not a directory\n");
   CHECK_FALSE(std::filesystem::exists(box.path("o")));
 }
+
+TEST_CASE("program train: --micro-batches accumulates K cuts of the batch into one update", "[program][train]") {
+  Sandbox box;
+  lecture_files(box);
+  auto losses = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3",
+                                     "--optimizer", "adam", "--lr", "0.01", "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    const test::CliResult r = box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    std::vector<double> out;
+    for (const nlohmann::json& s : nlohmann::json::parse(r.out)["steps"]) out.push_back(s["loss"].get<double>());
+    return out;
+  };
+  const std::vector<double> whole = losses({"-o", "whole"});
+  const std::vector<double> micro = losses({"--micro-batches", "4", "-o", "micro"});
+  for (std::size_t s = 0; s < whole.size(); ++s) CHECK(micro[s] == Approx(whole[s]).epsilon(1e-5));  // f32 sums in another order
+  const Tensor a = box.read_npy("whole/w1.npy"), b = box.read_npy("micro/w1.npy");
+  for (std::int64_t i = 0; i < a.numel(); ++i) CHECK(b.data<float>()[i] == Approx(a.data<float>()[i]).epsilon(1e-4).margin(1e-6));
+  const test::CliResult bad = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1",
+                                       "--micro-batches", "3", "-o", "o"});
+  CHECK(bad.status == 1);
+  CHECK(bad.err == "einexpr program train: error: axis 'B' is 8: it does not split into 3 equal micro-batches\n");
+  CHECK_FALSE(std::filesystem::exists(box.path("o")));
+}

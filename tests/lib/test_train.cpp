@@ -327,3 +327,64 @@ TEST_CASE("program train: torch.optim's sgd, momentum, adam and adamw on torch's
     }
   }
 }
+
+TEST_CASE("program train: micro-batches equal the full batch", "[train]") {
+  // a loss that averages over B: K micro-batches of B/K give the full batch's loss and
+  // gradients (up to the order of the sums), so the same params after each step
+  SECTION("the lecture's model, adam, 4 micro-batches") {
+    const ast::Program p = parse_program(test::read_model("lecture2.ein"), "lecture2.ein");
+    const ProgramOptions o{.axes = {{"B", 8}, {"D", 6}, {"E", 5}, {"K", 3}}, .dtype = DType::f64};
+    const TensorMap params = {{"w1", randn({6, 5}, 2, 0.5)}, {"w2", randn({5, 3}, 3, 0.5)}};
+    const TensorMap inputs = {{"x", randn({8, 6}, 1)}};
+    Trainer whole = compile_training(p, o, {.kind = Optimizer::adam, .lr = 0.01}, params);
+    Trainer micro = compile_training(p, o, {.kind = Optimizer::adam, .lr = 0.01, .micro_batches = 4}, params);
+    CHECK(micro.plan().tensor(micro.plan().tensor("x")).shape == Shape{2, 6});
+    for (int s = 0; s < 3; ++s) CHECK(micro.step(inputs) == Approx(whole.step(inputs)).epsilon(1e-13));
+    for (const auto& [name, w] : whole.parameters())
+      for (std::int64_t i = 0; i < w.numel(); ++i)
+        CHECK(micro.parameters().at(name).data<double>()[i] == Approx(w.data<double>()[i]).epsilon(1e-12));
+  }
+  SECTION("gpt2_train: token ids and targets split, the mask (S T) not") {
+    const ast::Program p = parse_program(test::read_model("gpt2_train.ein"), "gpt2_train.ein");
+    const ProgramPlan plan = plan_program(p, {.dtype = DType::f64});
+    TensorMap params, inputs;
+    std::uint64_t seed = 10;
+    for (const ProgramTensor& t : plan.tensors) {
+      if (t.role == TensorRole::param) params[t.name] = randn(t.shape, seed++, 0.2);
+    }
+    std::vector<std::int64_t> tok, tgt;
+    for (int i = 0; i < 16; ++i) tok.push_back((i * 7) % 32), tgt.push_back((i * 5 + 3) % 32);
+    inputs["tok"] = Tensor::from_vector(tok, {2, 8});
+    inputs["tgt"] = Tensor::from_vector(tgt, {2, 8});
+    Tensor mask = Tensor::zeros({8, 8}, DType::f64);
+    for (int i = 0; i < 8; ++i)
+      for (int j = i + 1; j < 8; ++j) mask.data<double>()[i * 8 + j] = -1e9;
+    inputs["mask"] = mask;
+    Trainer whole = compile_training(p, {.dtype = DType::f64}, {.kind = Optimizer::adamw, .lr = 1e-3}, params);
+    Trainer micro = compile_training(p, {.dtype = DType::f64}, {.kind = Optimizer::adamw, .lr = 1e-3, .micro_batches = 2}, params);
+    for (int s = 0; s < 2; ++s) CHECK(micro.step(inputs) == Approx(whole.step(inputs)).epsilon(1e-12));
+    for (const auto& [name, g] : whole.gradients()) {
+      CAPTURE(name);
+      const Tensor m = micro.gradients().at(name);
+      for (std::int64_t i = 0; i < g.numel(); ++i)
+        CHECK(m.contiguous().data<double>()[i] == Approx(g.contiguous().data<double>()[i]).margin(1e-12).epsilon(1e-9));
+    }
+  }
+  SECTION("refusals") {
+    const ast::Program p = parse_program(test::read_model("lecture2.ein"), "lecture2.ein");
+    const ProgramOptions o{.axes = {{"B", 8}, {"D", 6}, {"E", 5}, {"K", 3}}, .dtype = DType::f64};
+    const TensorMap params = {{"w1", randn({6, 5}, 2)}, {"w2", randn({5, 3}, 3)}};
+    CHECK_THROWS_WITH(compile_training(p, o, {.micro_batches = 3}, params),
+                      "axis 'B' is 8: it does not split into 3 equal micro-batches");
+    CHECK_THROWS_WITH(compile_training(p, o, {.micro_batches = 2, .batch_axis = "N"}, params),
+                      "the program has no axis 'N' to split into micro-batches");
+    CHECK_THROWS_WITH(compile_training(p, o, {.micro_batches = 5, .batch_axis = "E"}, params),
+                      "param 'w1' has the batch axis 'E': micro-batches split inputs only");
+    CHECK_THROWS_WITH(compile_training(p, o, {.micro_batches = 2, .batch_axis = "D"}, params),
+                      "input 'x' has the batch axis 'D' as dim 1: micro-batches cut inputs along their first dim");
+    CHECK_THROWS_WITH(compile_training(p, o, {.micro_batches = 0}, params), "micro-batches must be at least 1, got 0");
+    Trainer t = compile_training(p, o, {.micro_batches = 2}, params);
+    CHECK_THROWS_WITH(t.step({{"x", randn({6, 6}, 1)}}),
+                      "input 'x' has 6 rows along 'B' but the trainer was compiled for 8 (2 micro-batches of 4)");
+  }
+}

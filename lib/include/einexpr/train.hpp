@@ -47,6 +47,14 @@ struct OptimizerOptions {
   /// weights and f32 optimizer state, each param then the rounding of its master, as
   /// program cost's --mixed-precision counts it. Without it such a param is an error.
   bool mixed_precision = false;
+  /// Gradient accumulation: each step's inputs split into this many equal micro-batches
+  /// along `batch_axis` (the first dim of every input that has it; no param may), the program
+  /// planned once at the micro-batch's size, each micro-batch's forward and backward run in
+  /// turn with the loss's gradient seeded 1/K, the params' gradients summed, then one update.
+  /// step() returns the mean of the micro-batches' losses: for a loss that averages over the
+  /// batch axis, the full batch's loss and gradient (torch's loss / K per micro-batch).
+  int micro_batches = 1;
+  std::string batch_axis = "B";
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
@@ -67,7 +75,8 @@ class Trainer {
   /// The params now (the trainer's own storage: a later step changes them; copy to keep).
   const TensorMap& parameters() const noexcept;
   /// Each param's gradient in the last step (views of the arena: the next step overwrites
-  /// them); a param the loss does not depend on has none.
+  /// them; with micro-batches their sum, f32 for a bf16 / f16 param); a param the loss does
+  /// not depend on has none.
   TensorMap gradients() const;
 
   /// The optimizer's state, by torch's names: "w.momentum_buffer" (momentum), "w.exp_avg" and
