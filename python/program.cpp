@@ -186,8 +186,8 @@ class PyProgram {
   }
 
   PyTrainer* trainer(const std::string& optimizer, double lr, double momentum, double weight_decay, double beta1,
-                     double beta2, double eps, const std::string& dtype,
-                     const std::vector<std::pair<std::string, Tensor>>& params) const {
+                     double beta2, double eps, const std::string& dtype, bool mixed_precision, int micro_batches,
+                     const std::string& batch_axis, const std::vector<std::pair<std::string, Tensor>>& params) const {
     Given g = given(params);
     check_names(program_, g.tensors, true, "param");
     for (const auto& [name, t] : g.tensors) {
@@ -205,6 +205,9 @@ class PyProgram {
     o.beta1 = beta1;
     o.beta2 = beta2;
     o.eps = eps;
+    o.mixed_precision = mixed_precision;
+    o.micro_batches = micro_batches;
+    o.batch_axis = batch_axis;
     ProgramOptions options;
     options.axes = sizes_;
     options.given = g.shapes;

@@ -120,7 +120,12 @@ def _result(t, kind):
         return torch.utils.dlpack.from_dlpack(t.__dlpack__())
     if t.device != "cpu":
         return t  # a GPU result for a non-torch DLPack input: take it with your library's from_dlpack
+    if t.dtype not in _NUMPY_DTYPES:  # before the buffer protocol, which cannot refuse it cleanly
+        raise DTypeError(f"numpy has no {t.dtype}: give torch tensors to get torch results")
     return _np.asarray(t)
+
+
+_NUMPY_DTYPES = ("f64", "f32", "f16", "i64", "i32", "bool")
 
 
 # ---- arguments ------------------------------------------------------------------------
@@ -337,6 +342,12 @@ def _float(value, what):
     return float(value)
 
 
+def _int(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, _np.integer)):
+        raise ArgumentError(f"{what} must be an integer, not {value!r}")
+    return int(value)
+
+
 class Program:
     """A model program (docs/programs.md's language): Program(path_or_text, **sizes).
 
@@ -417,21 +428,26 @@ class Program:
         return {name: _result(t, kind) for name, t in self._core.run(named)}
 
     def trainer(self, optimizer="sgd", lr=1e-3, momentum=0.9, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
-                dtype=None, **params):
+                dtype=None, mixed_precision=False, micro_batches=1, batch_axis="B", **params):
         """A Trainer of the program, whose one output is the loss (a 0-d float), from every
         param's initial value (copied). optimizer: sgd, momentum, adam or adamw, step for step
         torch.optim's (momentum is momentum's; betas and eps adam's and adamw's). dtype is that
-        of inputs declared without one: by default the params' dtype (f32 or f64)."""
+        of inputs declared without one: by default the params' dtype (f32 or f64).
+        mixed_precision: bf16 / f16 params updated through f32 master weights. micro_batches:
+        each step's inputs cut into that many parts along batch_axis, their gradients summed
+        into one update (the loss the mean of the parts')."""
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ArgumentError(f"betas must be a pair (beta1, beta2), not {betas!r}")
-        named, _ = _named(params, "param")
+        named, kind = _named(params, "param")
         if dtype is None:
             dtypes = {t.dtype for _, t in named}
             dtype = dtypes.pop() if len(dtypes) == 1 else "f32"
         core = self._core.trainer(_pattern(optimizer, "optimizer"), _float(lr, "lr"), _float(momentum, "momentum"),
                                   _float(weight_decay, "weight_decay"), _float(betas[0], "betas[0]"),
-                                  _float(betas[1], "betas[1]"), _float(eps, "eps"), _pattern(dtype, "dtype"), named)
-        return Trainer(core)
+                                  _float(betas[1], "betas[1]"), _float(eps, "eps"), _pattern(dtype, "dtype"),
+                                  bool(mixed_precision), _int(micro_batches, "micro_batches"),
+                                  _pattern(batch_axis, "batch_axis"), named)
+        return Trainer(core, "torch" if kind == "torch" else "numpy")
 
 
 class Trainer:
@@ -440,8 +456,9 @@ class Trainer:
     step(**inputs) trains one step on the program's inputs and returns the loss (before the
     update); parameters() and gradients() are numpy copies; steps counts the steps taken."""
 
-    def __init__(self, core):
+    def __init__(self, core, kind="numpy"):
         self._core = core
+        self._kind = kind
 
     def step(self, **inputs):
         """One step on every input by name: forward, backward, update. Returns the loss as a
@@ -450,13 +467,14 @@ class Trainer:
         return self._core.step(named)
 
     def parameters(self):
-        """{param name: numpy array}, copies of the params now."""
-        return {name: _np.asarray(t) for name, t in self._core.parameters()}
+        """{param name: array}, copies of the params now: numpy arrays, or torch tensors where
+        the trainer's params were given as torch tensors (bf16 ones included)."""
+        return {name: _result(t, self._kind) for name, t in self._core.parameters()}
 
     def gradients(self):
-        """{param name: numpy array}, copies of each param's gradient in the last step (a
-        param the loss does not depend on has none)."""
-        return {name: _np.asarray(t) for name, t in self._core.gradients()}
+        """{param name: array}, copies of each param's gradient in the last step (a param the
+        loss does not depend on has none), numpy or torch as parameters()."""
+        return {name: _result(t, self._kind) for name, t in self._core.gradients()}
 
     @property
     def steps(self):

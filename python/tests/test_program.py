@@ -226,7 +226,7 @@ def test_trainer_on_torch_inputs_in_f32(rng):
                                                    w2=w2.astype(np.float32))
     loss = t.step(x=torch.from_numpy(xs[0]).float())
     np.testing.assert_allclose(loss, lecture_numpy(xs[0], w1, w2), rtol=1e-5)
-    assert t.parameters()["w1"].dtype == np.float32
+    assert t.parameters()["w1"].dtype == torch.float32  # torch params in, torch params out (the first decides)
 
 
 def test_trainer_errors_name_what_is_wrong(rng):
@@ -284,3 +284,53 @@ def test_step_releases_the_gil(rng):
         if ticks_inside >= 5:
             break
     assert ticks_inside >= 5
+
+
+def test_trainer_micro_batches_equal_the_full_batch():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 6))
+    w1, w2 = rng.standard_normal((6, 5)) * 0.5, rng.standard_normal((5, 3)) * 0.5
+    p = einexpr.Program(LECTURE, B=8)
+    whole = p.trainer(optimizer="adam", lr=0.01, w1=w1, w2=w2)
+    micro = p.trainer(optimizer="adam", lr=0.01, micro_batches=4, w1=w1, w2=w2)
+    for _ in range(3):
+        assert micro.step(x=x) == pytest.approx(whole.step(x=x), rel=1e-12)
+    for name, value in whole.parameters().items():
+        np.testing.assert_allclose(micro.parameters()[name], value, rtol=1e-11)
+    with pytest.raises(einexpr.Error, match="does not split into 3 equal micro-batches"):
+        p.trainer(micro_batches=3, w1=w1, w2=w2).step(x=x)
+    with pytest.raises(einexpr.ArgumentError, match="micro_batches must be an integer"):
+        p.trainer(micro_batches=1.5, w1=w1, w2=w2)
+
+
+def test_trainer_mixed_precision_bf16():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(8, 6, generator=g).bfloat16()
+    w1 = (torch.randn(6, 5, generator=g) * 0.5).bfloat16()
+    w2 = (torch.randn(5, 3, generator=g) * 0.5).bfloat16()
+    p = einexpr.Program(LECTURE, B=8)
+    with pytest.raises(einexpr.Error, match="train it with mixed precision"):
+        p.trainer(optimizer="adam", lr=0.01, w1=w1, w2=w2)
+    t = p.trainer(optimizer="adam", lr=0.01, mixed_precision=True, w1=w1, w2=w2)
+    # torch by hand: bf16 forward and backward, adam on f32 masters, params their rounding
+    params = [w1.clone().requires_grad_(True), w2.clone().requires_grad_(True)]
+    masters = [q.detach().float().requires_grad_(True) for q in params]
+    opt = torch.optim.Adam(masters, lr=0.01)
+    for _ in range(3):
+        loss = t.step(x=x)
+        for q in params:
+            q.grad = None
+        want = torch.square(x @ params[0] @ params[1]).mean()
+        want.backward()
+        for q, m in zip(params, masters):
+            m.grad = q.grad.float()
+        opt.step()
+        with torch.no_grad():
+            for q, m in zip(params, masters):
+                q.copy_(m.bfloat16())
+        assert loss == pytest.approx(want.item(), rel=2e-2)  # a few bf16 ulps (8 bits)
+    got = t.parameters()
+    for name, q in zip(("w1", "w2"), params):
+        assert got[name].dtype == torch.bfloat16
+        np.testing.assert_allclose(got[name].float().numpy(), q.detach().float().numpy(), atol=3 * 0.01 * 2 + 1e-2)
