@@ -111,13 +111,6 @@ class Odometer {
   std::array<std::int64_t, N> offsets_;
 };
 
-/// The range [begin, end) of `n` items that thread t of `threads` takes.
-inline std::array<std::int64_t, 2> thread_range(std::int64_t n, int t, int threads) {
-  const std::int64_t per = n / threads, extra = n % threads;
-  const std::int64_t begin = t * per + std::min<std::int64_t>(t, extra);
-  return {begin, begin + per + (t < extra ? 1 : 0)};
-}
-
 /// Calls body(offsets, length) for pieces [begin, end) of the nest: each row split into
 /// pieces of at most `block` elements; offsets are each view's element offset of the piece.
 template <std::size_t N, class Body>
