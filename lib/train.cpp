@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/codegen/memory_plan.hpp"
 #include "einexpr/runtime/error.hpp"
@@ -100,6 +101,7 @@ struct Trainer::Impl {
   std::vector<Program> backward;                // per backward event
   std::vector<std::int64_t> offset;             // per TrainingBuffer: arena offset
   std::vector<std::vector<std::int64_t>> forward_staging, backward_staging;  // arena offsets
+  std::vector<std::vector<std::vector<std::int64_t>>> recompute_staging;     // per event, per recompute
   std::shared_ptr<Storage> arena;
   std::int64_t arena_bytes = 0;
   TensorMap params;                             // own storage
@@ -110,6 +112,7 @@ struct Trainer::Impl {
                                                 // param (mixed precision), else undefined
   std::int64_t state_bytes = 0, params_bytes = 0;  // params_bytes: and the program's numbers
   std::int64_t steps = 0;
+  Count recompute_flops;                        // per micro-batch's backward
   int loss = -1;                                // the output tensor
   std::vector<int> split;                       // micro-batches: the inputs cut along the batch axis (dim 0)
   std::int64_t micro_length = 0;                // the batch axis's length in one micro-batch
@@ -190,16 +193,27 @@ void Trainer::Impl::place() {
             forward_staging[static_cast<std::size_t>(s)]);
   }
   backward_staging.resize(backward.size());
+  recompute_staging.resize(backward.size());
   for (std::size_t e = 0; e < backward.size(); ++e) {
-    const Plan& pl = training.backward[e].gradient.plan;
-    staging(backward[e], pl.buffers.size() - static_cast<std::size_t>(pl.num_inputs), n + static_cast<int>(e),
-            backward_staging[e]);
+    const TrainingGradient& g = training.backward[e];
+    for (const TrainingRecompute& r : g.recompute) {
+      const Plan& pl = plan.statements[static_cast<std::size_t>(r.statement)].plan;
+      recompute_staging[e].emplace_back();
+      staging(forward[static_cast<std::size_t>(r.statement)], pl.buffers.size() - static_cast<std::size_t>(pl.num_inputs),
+              r.event, recompute_staging[e].back());
+    }
+    const Plan& pl = g.gradient.plan;
+    staging(backward[e], pl.buffers.size() - static_cast<std::size_t>(pl.num_inputs), g.event, backward_staging[e]);
   }
   const MemoryPlan m = plan_memory(lifetimes, static_cast<std::int64_t>(cpu_alignment));
   offset.assign(m.offsets.begin(), m.offsets.begin() + static_cast<std::ptrdiff_t>(training.buffers.size()));
+  auto resolve = [&](std::vector<std::int64_t>& v) {
+    for (std::int64_t& slot : v) slot = m.offsets[static_cast<std::size_t>(slot)];
+  };
   for (auto* slots : {&forward_staging, &backward_staging})
-    for (auto& v : *slots)
-      for (std::int64_t& slot : v) slot = m.offsets[static_cast<std::size_t>(slot)];
+    for (auto& v : *slots) resolve(v);
+  for (auto& per_event : recompute_staging)
+    for (auto& v : per_event) resolve(v);
   arena_bytes = m.arena_bytes;
   arena = Storage::allocate(static_cast<std::size_t>(std::max<std::int64_t>(arena_bytes, 1)), Device::cpu());
 }
@@ -231,12 +245,27 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
     for (std::int64_t i = 0; i < checked_numel(plan.tensor(o).shape); ++i)
       store_from_double(seed, p + i * static_cast<std::int64_t>(element_size(d)), d);
   }
+  // a forward tensor in the buffer `b` the timeline gives it (-1: the input's or param's own)
+  auto source = [&](int tensor, int b) {
+    if (b < 0) return tensor_ptr(tensor, bound);
+    const ProgramTensor& t = plan.tensor(tensor);
+    return at(buffer_base(b), t.layout.offset, t.dtype);
+  };
   for (std::size_t e = 0; e < training.backward.size(); ++e) {
     const TrainingGradient& g = training.backward[e];
+    for (std::size_t r = 0; r < g.recompute.size(); ++r) {  // the forward statements made again first
+      const TrainingRecompute& rc = g.recompute[r];
+      const PlannedStatement& fs = plan.statements[static_cast<std::size_t>(rc.statement)];
+      Workspace ws{{}, Device::cpu()};
+      for (std::size_t i = 0; i < fs.inputs.size(); ++i) ws.buffers.push_back(source(fs.inputs[i], rc.inputs[i]));
+      for (int b : rc.buffers) ws.buffers.push_back(buffer_base(b));
+      for (const std::int64_t o : recompute_staging[e][r]) ws.buffers.push_back(arena->data() + o);
+      for (const Kernel& k : forward[static_cast<std::size_t>(rc.statement)].kernels) k.run(ws);
+    }
     const PlannedStatement& st = plan.statements[static_cast<std::size_t>(g.statement)];
     Workspace ws{{}, Device::cpu()};
     for (std::size_t k = 0; k < g.source_tensors.size(); ++k)
-      ws.buffers.push_back(g.source_tensors[k] >= 0 ? tensor_ptr(g.source_tensors[k], bound) : grad_ptr(st.output));
+      ws.buffers.push_back(g.source_tensors[k] >= 0 ? source(g.source_tensors[k], g.source_buffers[k]) : grad_ptr(st.output));
     for (int b : g.temp_buffers) ws.buffers.push_back(buffer_base(b));
     for (const std::int64_t o : backward_staging[e]) ws.buffers.push_back(arena->data() + o);
     const Program& p = backward[e];
@@ -394,7 +423,9 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   m->check_program();
   m->params = program_detail::bind_tensors(m->plan, params, Device::cpu(), {TensorRole::param});
   for (auto& [name, t] : m->params) t = t.clone();  // the trainer's own
-  m->training = plan_training(m->plan);
+  m->training = plan_training(m->plan, {.recompute = optimizer.recompute, .keep = optimizer.checkpoints});
+  for (int st : m->training.recomputed_statements())
+    m->recompute_flops += cost(m->plan.statements[static_cast<std::size_t>(st)].plan).flops;
   m->lower_all();
   m->place();
   for (std::size_t id = 0; id < m->plan.tensors.size(); ++id) {
@@ -558,6 +589,9 @@ const ProgramPlan& Trainer::plan() const noexcept { return impl_->plan; }
 const TrainingPlan& Trainer::training() const noexcept { return impl_->training; }
 const OptimizerOptions& Trainer::optimizer() const noexcept { return impl_->opt; }
 std::int64_t Trainer::arena_bytes() const noexcept { return impl_->arena_bytes; }
+Count Trainer::recompute_flops() const noexcept {
+  return impl_->recompute_flops * Count(static_cast<std::uint64_t>(impl_->opt.micro_batches));
+}
 std::int64_t Trainer::peak_bytes_predicted() const noexcept {
   return impl_->arena_bytes + impl_->params_bytes + impl_->state_bytes;
 }

@@ -19,6 +19,6 @@ struct TrainingMemory {
 
 TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward);
 /// The timeline itself (training_plan.hpp) from needed gradients already derived.
-TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward);
+TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options);
 
 }  // namespace einexpr::program_detail

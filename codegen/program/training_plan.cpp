@@ -17,9 +17,23 @@ std::int64_t tensor_bytes(const ProgramTensor& t) {
   return checked_mul(checked_numel(t.shape), static_cast<std::int64_t>(element_size(t.dtype)));
 }
 
+constexpr int kEnd = -2;  // a lifetime that lasts to the optimizer's event, resolved at the end
+
 class Timeline {
  public:
-  Timeline(const ProgramPlan& plan, const program_detail::BackwardPlan& backward) : plan_(plan), bwd_(backward) {}
+  Timeline(const ProgramPlan& plan, const program_detail::BackwardPlan& backward, const TrainingOptions& options)
+      : plan_(plan), bwd_(backward) {
+    kept_.assign(plan.buffers.size(), true);
+    if (!options.recompute) return;
+    kept_.assign(plan.buffers.size(), false);
+    for (int o : plan.outputs) kept_[static_cast<std::size_t>(plan.tensor(o).buffer)] = true;
+    for (const std::string& name : options.keep) {
+      const int t = plan.tensor(name);
+      if (t < 0 || plan.tensor(t).role != TensorRole::statement)
+        throw Error("'" + name + "' is no statement's result: only those can be kept for the backward");
+      kept_[static_cast<std::size_t>(plan.tensor(t).buffer)] = true;
+    }
+  }
   TrainingPlan run();
 
  private:
@@ -29,22 +43,65 @@ class Timeline {
   }
   void extend(int b, int event) {
     int& last = out_.buffers[static_cast<std::size_t>(b)].last;
-    last = std::max(last, event);
+    last = last == kEnd || event == kEnd ? kEnd : std::max(last, event);
   }
+  /// The buffer a backward event reads a forward tensor from: the forward's where it is kept
+  /// (-1: external), else a recomputed copy.
+  int source_buffer(int tensor);
+  int materialize(int program_buffer);
   /// The timeline buffer of a tensor's forward buffer (-1 for an input's or param's own).
   int forward_buffer(int tensor) const {
     return out_.forward_buffer[static_cast<std::size_t>(plan_.tensor(tensor).buffer)];
   }
   void forward();
   void seeds(int first_backward);
-  void gradient(const PlannedStatement& st, program_detail::NeededGradient& g, int event);
+  void gradient(const PlannedStatement& st, program_detail::NeededGradient& g);
 
   const ProgramPlan& plan_;
   const program_detail::BackwardPlan& bwd_;
   TrainingPlan out_;
   std::vector<int> grad_death_;  // per tensor: the last event that reads its gradient
   std::set<int> saved_;          // forward timeline buffers the backward reads
+  std::vector<bool> kept_;       // per ProgramBuffer: kept for the backward (else recomputed)
+  std::vector<int> recomputed_;  // per ProgramBuffer: its recomputed copy, -1 until made
+  std::vector<TrainingRecompute> pending_;  // made for the next backward event
+  int next_event_ = 0;
 };
+
+int Timeline::source_buffer(int tensor) {
+  const int pb = plan_.tensor(tensor).buffer;
+  if (plan_.buffers[static_cast<std::size_t>(pb)].external) return -1;
+  if (kept_[static_cast<std::size_t>(pb)]) {
+    const int b = out_.forward_buffer[static_cast<std::size_t>(pb)];
+    saved_.insert(b);
+    return b;
+  }
+  return materialize(pb);
+}
+
+// The statement that makes `program_buffer` run again (after whatever it reads that is
+// neither kept nor made again yet), its buffers new from its event on.
+int Timeline::materialize(int program_buffer) {
+  if (recomputed_[static_cast<std::size_t>(program_buffer)] >= 0) return recomputed_[static_cast<std::size_t>(program_buffer)];
+  const int s = plan_.buffers[static_cast<std::size_t>(program_buffer)].statement;
+  const PlannedStatement& st = plan_.statements.at(static_cast<std::size_t>(s));
+  TrainingRecompute r;
+  r.statement = s;
+  for (int in : st.inputs) r.inputs.push_back(source_buffer(in));
+  r.event = next_event_++;
+  for (int b : r.inputs)
+    if (b >= 0) extend(b, r.event);
+  for (std::size_t j = static_cast<std::size_t>(st.plan.num_inputs); j < st.buffers.size(); ++j) {
+    const int pb = st.buffers[j];
+    const int id = add(plan_.buffers[static_cast<std::size_t>(pb)].bytes, r.event, r.event);
+    r.buffers.push_back(id);
+    recomputed_[static_cast<std::size_t>(pb)] = id;
+  }
+  pending_.push_back(std::move(r));
+  const int made = recomputed_[static_cast<std::size_t>(program_buffer)];
+  EINEXPR_ASSERT(made >= 0, "recompute: the statement did not make the buffer");
+  return made;
+}
 
 // Forward buffers: from the statement that makes them to the last that reads them.
 void Timeline::forward() {
@@ -53,7 +110,7 @@ void Timeline::forward() {
   for (std::size_t b = 0; b < plan_.buffers.size(); ++b) {
     const ProgramBuffer& pb = plan_.buffers[b];
     if (pb.external) continue;
-    const int id = add(pb.bytes, pb.first_use, pb.last_use >= n ? out_.events - 1 : pb.last_use);
+    const int id = add(pb.bytes, pb.first_use, pb.last_use >= n ? kEnd : pb.last_use);
     out_.buffers[static_cast<std::size_t>(id)].program_buffer = static_cast<int>(b);
     out_.forward_buffer[b] = id;
   }
@@ -70,7 +127,7 @@ void Timeline::seeds(int first_backward) {
   }
 }
 
-void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradient& g, int event) {
+void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradient& g) {
   const Plan& p = g.gradient.plan;
   TrainingGradient e;
   e.statement = static_cast<int>(&st - plan_.statements.data());
@@ -81,12 +138,16 @@ void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradie
     if (s.kind == GradientSource::Kind::output_gradient) b = out_.gradient_buffer[static_cast<std::size_t>(st.output)];
     if (s.kind == GradientSource::Kind::output) tensor = st.output;
     if (s.kind == GradientSource::Kind::input) tensor = st.inputs.at(static_cast<std::size_t>(s.input));
-    if (tensor >= 0) b = forward_buffer(tensor);
-    if (b >= 0) extend(b, event);
-    if (b >= 0 && tensor >= 0) saved_.insert(b);
+    if (tensor >= 0) b = source_buffer(tensor);
     e.source_buffers.push_back(b);
     e.source_tensors.push_back(tensor);
   }
+  const int event = next_event_++;
+  e.event = event;
+  e.recompute = std::move(pending_);
+  pending_.clear();
+  for (int b : e.source_buffers)
+    if (b >= 0) extend(b, event);
   const auto t = static_cast<std::size_t>(g.tensor);
   int& grad = out_.gradient_buffer[t];
   const std::int64_t bytes = tensor_bytes(plan_.tensor(g.tensor));
@@ -143,24 +204,25 @@ void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradie
 
 TrainingPlan Timeline::run() {
   const int n = static_cast<int>(plan_.statements.size());
-  int events = n;
-  for (const auto& gs : bwd_.gradients) events += static_cast<int>(gs.size());
-  out_.events = events + 1;  // the optimizer's
   out_.needs_grad = bwd_.needs_grad;
   forward();
+  recomputed_.assign(plan_.buffers.size(), -1);
   out_.gradient_buffer.assign(plan_.tensors.size(), -1);
   out_.gradient_layout.assign(plan_.tensors.size(), Layout{});
-  grad_death_.assign(plan_.tensors.size(), out_.events - 1);
+  grad_death_.assign(plan_.tensors.size(), kEnd);
   seeds(n);
-  int event = n;
+  next_event_ = n;
   auto gradients = bwd_.gradients;  // moved into the events
   for (std::size_t s = plan_.statements.size(); s-- > 0;) {
     const PlannedStatement& st = plan_.statements[s];
-    for (program_detail::NeededGradient& g : gradients[s]) gradient(st, g, event++);
-    if (bwd_.runs[s]) grad_death_[static_cast<std::size_t>(st.output)] = event - 1;
+    for (program_detail::NeededGradient& g : gradients[s]) gradient(st, g);
+    if (bwd_.runs[s]) grad_death_[static_cast<std::size_t>(st.output)] = next_event_ - 1;
   }
   for (std::size_t t = 0; t < plan_.tensors.size(); ++t)
     if (out_.gradient_buffer[t] >= 0) extend(out_.gradient_buffer[t], grad_death_[t]);
+  out_.events = next_event_ + 1;  // the optimizer's
+  for (TrainingBuffer& b : out_.buffers)
+    if (b.last == kEnd) b.last = out_.events - 1;
   out_.activations.assign(saved_.begin(), saved_.end());
   return std::move(out_);
 }
@@ -184,6 +246,13 @@ std::int64_t TrainingPlan::forward_peak_bytes(const ProgramPlan& plan) const {
   return live_peak(inference);
 }
 
+std::vector<int> TrainingPlan::recomputed_statements() const {
+  std::vector<int> out;
+  for (const TrainingGradient& g : backward)
+    for (const TrainingRecompute& r : g.recompute) out.push_back(r.statement);
+  return out;
+}
+
 std::int64_t TrainingPlan::activations_bytes() const {
   std::int64_t sum = 0;
   for (int b : activations) sum = checked_add(sum, buffers[static_cast<std::size_t>(b)].bytes);
@@ -192,12 +261,12 @@ std::int64_t TrainingPlan::activations_bytes() const {
 
 namespace program_detail {
 
-TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward) {
-  return Timeline(plan, backward).run();
+TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options) {
+  return Timeline(plan, backward, options).run();
 }
 
 TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward) {
-  const TrainingPlan t = plan_training(plan, backward);
+  const TrainingPlan t = plan_training(plan, backward, {});
   TrainingMemory m;
   m.activations_bytes = Count::from_int64(t.activations_bytes());
   for (int b : t.activations) {  // activations come in timeline order: the forward's
@@ -239,8 +308,8 @@ TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& back
 
 }  // namespace program_detail
 
-TrainingPlan plan_training(const ProgramPlan& plan) {
-  return program_detail::plan_training(plan, program_detail::plan_backward(plan));
+TrainingPlan plan_training(const ProgramPlan& plan, const TrainingOptions& options) {
+  return program_detail::plan_training(plan, program_detail::plan_backward(plan), options);
 }
 
 }  // namespace einexpr

@@ -431,6 +431,14 @@ void add_program_train(Cli& cli, CLI::App* program) {
   sub->add_option("--batch-axis", a.batch_axis, "The axis micro-batches cut (the first dim of the inputs that have it)")
       ->type_name("AXIS")
       ->capture_default_str();
+  sub->add_option("--recompute", a.recompute,
+                  "none: keep every activation the backward reads; checkpoints: keep only the --checkpoint tensors "
+                  "(and the loss) and make the others again during the backward")
+      ->type_name("none|checkpoints")
+      ->capture_default_str();
+  sub->add_option("--checkpoint", a.checkpoints, "Statement results kept under --recompute checkpoints")
+      ->type_name("NAME,...")
+      ->delimiter(',');
   sub->add_option("--resume", a.resume,
                   "Continue from a checkpoint (a previous OUTDIR): its params, optimizer state and step count")
       ->type_name("DIR");

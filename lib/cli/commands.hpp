@@ -143,6 +143,8 @@ struct ProgramTrainArgs {
   bool mixed_precision = false;   // bf16 / f16 params through f32 master weights
   int micro_batches = 1;          // gradient accumulation over this many cuts of each step's inputs
   std::string batch_axis = "B";   // the axis they are cut along
+  std::string recompute = "none"; // none | checkpoints
+  std::vector<std::string> checkpoints;  // --checkpoint NAME,...: what recomputation keeps
   RunOptions run;
   bool json = false;
 };

@@ -35,6 +35,12 @@ OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
   o.mixed_precision = a.mixed_precision;
   o.micro_batches = a.micro_batches;
   o.batch_axis = a.batch_axis;
+  if (a.recompute != "none" && a.recompute != "checkpoints")
+    throw UsageError("--recompute is none or checkpoints, not '" + a.recompute + "'");
+  if (a.recompute == "none" && !a.checkpoints.empty())
+    throw UsageError("--checkpoint names what --recompute checkpoints keeps: give both");
+  o.recompute = a.recompute == "checkpoints";
+  o.checkpoints = a.checkpoints;
   if (!a.betas.empty()) {
     const std::size_t comma = a.betas.find(',');
     if (comma == std::string::npos) throw UsageError("--betas expects B1,B2, got '" + a.betas + "'");
@@ -73,7 +79,7 @@ void print_json(const Trainer& t, const ProgramCost& c, const std::vector<StepRe
   j.field("peak_bytes_predicted", t.peak_bytes_predicted()).field("peak_bytes_measured", measured);
   j.field("arena_bytes", t.arena_bytes());
   j.field("activations_bytes", t.training().activations_bytes());
-  j.field("recompute_flops", std::int64_t{0});
+  j.field("recompute_flops", t.recompute_flops());
   j.key("params").begin_array();
   for (const Written& w : written) j.begin_object().field("name", w.name).field("path", w.path).end_object();
   j.end_array().end_object();

@@ -230,3 +230,33 @@ TEST_CASE("program train: --micro-batches accumulates K cuts of the batch into o
   CHECK(bad.err == "einexpr program train: error: axis 'B' is 8: it does not split into 3 equal micro-batches\n");
   CHECK_FALSE(std::filesystem::exists(box.path("o")));
 }
+
+TEST_CASE("program train: --recompute checkpoints gives the same run in less memory", "[program][train]") {
+  Sandbox box;
+  lecture_files(box);
+  auto run = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "2",
+                                     "--optimizer", "adam", "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    const test::CliResult r = box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json all = run({"-o", "all"});
+  const nlohmann::json re = run({"--recompute", "checkpoints", "--checkpoint", "h2", "-o", "re"});
+  for (std::size_t s = 0; s < 2; ++s) CHECK(re["steps"][s]["loss"].get<double>() == all["steps"][s]["loss"].get<double>());
+  CHECK(box.read_bytes("re/w1.npy") == box.read_bytes("all/w1.npy"));
+  CHECK(all["recompute_flops"].get<std::int64_t>() == 0);
+  CHECK(re["recompute_flops"].get<std::int64_t>() == 2 * 8 * 6 * 5);  // h1 = x w1 made again for dw2
+  CHECK(re["activations_bytes"].get<std::int64_t>() < all["activations_bytes"].get<std::int64_t>());
+  const test::CliResult bad = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1",
+                                       "--checkpoint", "h2", "-o", "o"});
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Catch::StartsWith("einexpr program train: error: --checkpoint names what --recompute checkpoints keeps: give both"));
+  const test::CliResult unknown = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1",
+                                           "--recompute", "checkpoints", "--checkpoint", "x", "-o", "o"});
+  CHECK(unknown.status == 1);
+  CHECK(unknown.err == "einexpr program train: error: 'x' is no statement's result: only those can be kept for the backward\n");
+  CHECK_FALSE(std::filesystem::exists(box.path("o")));
+}

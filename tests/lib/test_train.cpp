@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -387,4 +388,51 @@ TEST_CASE("program train: micro-batches equal the full batch", "[train]") {
     CHECK_THROWS_WITH(t.step({{"x", randn({6, 6}, 1)}}),
                       "input 'x' has 6 rows along 'B' but the trainer was compiled for 8 (2 micro-batches of 4)");
   }
+}
+
+TEST_CASE("program train: recomputation equals keeping everything, bit for bit, in less memory", "[train]") {
+  const ast::Program p = parse_program(test::read_model("gpt2_train.ein"), "gpt2_train.ein");
+  const ProgramOptions o{.axes = {{"B", 2}, {"S", 16}, {"T", 16}, {"D", 32}, {"H", 4}, {"K", 8}, {"F", 128}, {"V", 64}}};
+  const ProgramPlan plan = plan_program(p, o);
+  TensorMap params, inputs;
+  std::uint64_t seed = 30;
+  for (const ProgramTensor& t : plan.tensors)
+    if (t.role == TensorRole::param) params[t.name] = Tensor::randn(t.shape, DType::f32, seed++);
+  std::vector<std::int64_t> tok, tgt;
+  for (int i = 0; i < 32; ++i) tok.push_back((i * 7) % 64), tgt.push_back((i * 5 + 3) % 64);
+  inputs["tok"] = Tensor::from_vector(tok, {2, 16});
+  inputs["tgt"] = Tensor::from_vector(tgt, {2, 16});
+  Tensor mask = Tensor::zeros({16, 16});
+  for (int i = 0; i < 16; ++i)
+    for (int j = i + 1; j < 16; ++j) mask.data<float>()[i * 16 + j] = -1e9f;
+  inputs["mask"] = mask;
+  struct Row {
+    std::string what;
+    std::vector<std::string> keep;
+  };
+  const Row rows[] = {{"nothing kept but the loss", {}},
+                      {"the block's residual stream kept", {"h", "y"}},
+                      {"the attention probabilities and the MLP's input kept", {"p", "ln2", "f1"}}};
+  Trainer all = compile_training(p, o, {.kind = Optimizer::adamw, .lr = 1e-3}, params);
+  std::vector<double> want;
+  for (int s = 0; s < 3; ++s) want.push_back(all.step(inputs));
+  CHECK(all.recompute_flops() == Count(0));
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    Trainer t = compile_training(p, o, {.kind = Optimizer::adamw, .lr = 1e-3, .recompute = true, .checkpoints = r.keep}, params);
+    for (int s = 0; s < 3; ++s) CHECK(t.step(inputs) == want[static_cast<std::size_t>(s)]);
+    for (const auto& [name, w] : all.parameters()) {
+      CAPTURE(name);
+      const Tensor got = t.parameters().at(name);
+      CHECK(std::memcmp(got.data_ptr(), w.data_ptr(), w.nbytes()) == 0);
+    }
+    CHECK(t.recompute_flops() > Count(0));
+    CHECK(t.training().activations_bytes() < all.training().activations_bytes());
+    // with nothing kept the first gradient needs the whole forward made again at once (one
+    // segment): no lower peak; checkpoints cut the forward into segments made again in turn
+    CHECK(t.training().peak_bytes() <= all.training().peak_bytes());
+    if (!r.keep.empty()) CHECK(t.training().peak_bytes() < all.training().peak_bytes());
+  }
+  CHECK_THROWS_WITH(compile_training(p, o, {.recompute = true, .checkpoints = {"x", "tok"}}, params),
+                    "'tok' is no statement's result: only those can be kept for the backward");
 }

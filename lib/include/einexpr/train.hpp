@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "einexpr/codegen/program_cost.hpp"
 #include "einexpr/codegen/program_plan.hpp"
@@ -55,6 +56,11 @@ struct OptimizerOptions {
   /// batch axis, the full batch's loss and gradient (torch's loss / K per micro-batch).
   int micro_batches = 1;
   std::string batch_axis = "B";
+  /// Recomputation (training_plan.hpp's TrainingOptions): keep only the `checkpoints`
+  /// (statement results; the loss always) for the backward and make every other tensor it
+  /// reads again from them, just before the first gradient that needs it.
+  bool recompute = false;
+  std::vector<std::string> checkpoints = {};
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
@@ -98,6 +104,9 @@ class Trainer {
   /// allocates nothing more (peak_bytes_measured of the CLI checks it).
   std::int64_t peak_bytes_predicted() const noexcept;
   std::int64_t arena_bytes() const noexcept;
+  /// The forward FLOPs a step does again under recomputation (cost() of each statement run
+  /// again, times the micro-batches); 0 without it.
+  Count recompute_flops() const noexcept;
 
  private:
   struct Impl;

@@ -44,15 +44,28 @@ struct TrainingBuffer {
   int gradient_of = -1;        // the tensor whose gradient it holds, else -1
 };
 
+/// A forward statement run again during the backward (recomputation): its inputs from kept
+/// buffers, inputs' and params' own memory or other recomputed buffers, its results into
+/// buffers of its own from this event on.
+struct TrainingRecompute {
+  int statement = 0;
+  int event = 0;
+  std::vector<int> inputs;     // per statement input: its buffer (-1: an input's or param's own)
+  std::vector<int> buffers;    // per plan temporary (plan buffer num_inputs + i): its buffer
+};
+
 /// A backward event: one needed gradient of one statement.
 struct TrainingGradient {
+  int event = 0;               // its place on the timeline
+  std::vector<TrainingRecompute> recompute;  // run just before it, in order (their events precede)
   int statement = 0;           // the forward statement
   int operand = 0;             // its input (0-based)
   int tensor = 0;              // the tensor it is the gradient of
   Gradient gradient;           // the plan (backward.hpp): sources dY, Y, X / A, B, ...
   std::string expression;      // with the program's names: "einsum(dh1, x, 'B E, B D -> D E')"
-  /// Per plan input: the timeline buffer it reads (-1: an input's or param's own memory),
-  /// and the forward tensor it is (-1: the statement output's gradient dY).
+  /// Per plan input: the timeline buffer it reads (-1: an input's or param's own memory; a
+  /// recomputed copy where the forward's was not kept), and the forward tensor it is (-1: the
+  /// statement output's gradient dY).
   std::vector<int> source_buffers;
   std::vector<int> source_tensors;
   /// Per plan temporary (plan buffer num_inputs + i): its timeline buffer; the output's is
@@ -62,10 +75,21 @@ struct TrainingGradient {
   int contribution = -1;       // add: the buffer the result is written to before the add
 };
 
+/// What the backward keeps of the forward.
+struct TrainingOptions {
+  /// false: every forward buffer the backward reads is kept until then. true: only the
+  /// buffers of `keep` (tensor names; the outputs always) are; any other the backward reads
+  /// is made again by recomputing its statement (and, as needed, the statements it reads)
+  /// just before the first gradient that reads it (torch.utils.checkpoint's trade: memory
+  /// for forward FLOPs).
+  bool recompute = false;
+  std::vector<std::string> keep = {};
+};
+
 struct TrainingPlan {
-  int events = 0;                          // forward + backward + the optimizer's
+  int events = 0;                          // forward + backward (recomputes included) + the optimizer's
   std::vector<bool> needs_grad;            // per tensor
-  std::vector<TrainingGradient> backward;  // in order: event statements.size() + i
+  std::vector<TrainingGradient> backward;  // in order, each at its event
   std::vector<TrainingBuffer> buffers;
   std::vector<int> forward_buffer;         // per ProgramBuffer: its timeline buffer (-1: external)
   std::vector<int> gradient_buffer;        // per tensor: the buffer of its gradient (-1: none)
@@ -78,10 +102,13 @@ struct TrainingPlan {
   std::int64_t peak_bytes() const;
   std::int64_t forward_peak_bytes(const ProgramPlan& plan) const;
   std::int64_t activations_bytes() const;
+  /// The statements recomputed, each as often as it is (in event order).
+  std::vector<int> recomputed_statements() const;
 };
 
 /// The training step of `plan` (its outputs the losses: each seeded with dY = 1). Throws
-/// ProgramError at a statement whose gradient cannot be derived.
-TrainingPlan plan_training(const ProgramPlan& plan);
+/// ProgramError at a statement whose gradient cannot be derived, Error for a kept name that is
+/// no statement's result.
+TrainingPlan plan_training(const ProgramPlan& plan, const TrainingOptions& options = {});
 
 }  // namespace einexpr
