@@ -2,6 +2,7 @@
 #include "model_run.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -87,6 +88,15 @@ void train(const ast::Program& program, const ProgramOptions& options, const Pro
   FUZZ_CHECK(storage_usage(Device::cpu()).bytes_in_use == compiled, "a step kept memory");
   FUZZ_CHECK(static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before) <= t.peak_bytes_predicted(),
              "the trainer allocated more than it predicted");
+  // the same step with everything but the loss recomputed: the same loss and params, bit for bit
+  Trainer r = compile_training(program, options, {.kind = Optimizer::sgd, .lr = 0.01, .mixed_precision = true, .recompute = true},
+                               params);
+  const double again = r.step(inputs);
+  FUZZ_CHECK(again == got || (std::isnan(again) && std::isnan(got)), "recomputation changed the loss");
+  for (const auto& [name, w] : t.parameters()) {
+    const Tensor& v = r.parameters().at(name);
+    FUZZ_CHECK(std::memcmp(v.data_ptr(), w.data_ptr(), w.nbytes()) == 0, "recomputation changed param '" + name + "'");
+  }
 }
 
 }  // namespace
