@@ -103,6 +103,7 @@ class PyTrainer {
   std::int64_t steps() const { return trainer_.steps(); }
   std::int64_t peak_bytes_predicted() const { return trainer_.peak_bytes_predicted(); }
   std::int64_t arena_bytes() const { return trainer_.arena_bytes(); }
+  std::string recompute_flops() const { return trainer_.recompute_flops().str(); }
   std::string optimizer() const { return name(trainer_.optimizer().kind); }
 
  private:
@@ -187,7 +188,8 @@ class PyProgram {
 
   PyTrainer* trainer(const std::string& optimizer, double lr, double momentum, double weight_decay, double beta1,
                      double beta2, double eps, const std::string& dtype, bool mixed_precision, int micro_batches,
-                     const std::string& batch_axis, const std::vector<std::pair<std::string, Tensor>>& params) const {
+                     const std::string& batch_axis, bool recompute, const std::vector<std::string>& checkpoints,
+                     const std::vector<std::pair<std::string, Tensor>>& params) const {
     Given g = given(params);
     check_names(program_, g.tensors, true, "param");
     for (const auto& [name, t] : g.tensors) {
@@ -208,6 +210,8 @@ class PyProgram {
     o.mixed_precision = mixed_precision;
     o.micro_batches = micro_batches;
     o.batch_axis = batch_axis;
+    o.recompute = recompute;
+    o.checkpoints = checkpoints;
     ProgramOptions options;
     options.axes = sizes_;
     options.given = g.shapes;
@@ -249,6 +253,7 @@ void bind_program(py::module_& m) {
       .def_property_readonly("steps", &PyTrainer::steps)
       .def_property_readonly("peak_bytes_predicted", &PyTrainer::peak_bytes_predicted)
       .def_property_readonly("arena_bytes", &PyTrainer::arena_bytes)
+      .def_property_readonly("recompute_flops", [](const PyTrainer& t) { return py::int_(py::str(t.recompute_flops())); })
       .def_property_readonly("optimizer", &PyTrainer::optimizer);
   py::class_<PyProgram>(m, "Program")
       .def(py::init<const std::string&, bool, const Sizes&>(), py::arg("source"), py::arg("is_file"), py::arg("sizes"))

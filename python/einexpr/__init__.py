@@ -428,14 +428,16 @@ class Program:
         return {name: _result(t, kind) for name, t in self._core.run(named)}
 
     def trainer(self, optimizer="sgd", lr=1e-3, momentum=0.9, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
-                dtype=None, mixed_precision=False, micro_batches=1, batch_axis="B", **params):
+                dtype=None, mixed_precision=False, micro_batches=1, batch_axis="B", checkpoints=None, **params):
         """A Trainer of the program, whose one output is the loss (a 0-d float), from every
         param's initial value (copied). optimizer: sgd, momentum, adam or adamw, step for step
         torch.optim's (momentum is momentum's; betas and eps adam's and adamw's). dtype is that
         of inputs declared without one: by default the params' dtype (f32 or f64).
         mixed_precision: bf16 / f16 params updated through f32 master weights. micro_batches:
         each step's inputs cut into that many parts along batch_axis, their gradients summed
-        into one update (the loss the mean of the parts')."""
+        into one update (the loss the mean of the parts'). checkpoints: a list of statement
+        results the backward keeps, every other tensor it reads made again from them (None:
+        keep everything; []: keep only the loss)."""
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ArgumentError(f"betas must be a pair (beta1, beta2), not {betas!r}")
         named, kind = _named(params, "param")
@@ -446,7 +448,8 @@ class Program:
                                   _float(weight_decay, "weight_decay"), _float(betas[0], "betas[0]"),
                                   _float(betas[1], "betas[1]"), _float(eps, "eps"), _pattern(dtype, "dtype"),
                                   bool(mixed_precision), _int(micro_batches, "micro_batches"),
-                                  _pattern(batch_axis, "batch_axis"), named)
+                                  _pattern(batch_axis, "batch_axis"), checkpoints is not None,
+                                  [_pattern(c, "checkpoints") for c in (checkpoints or [])], named)
         return Trainer(core, "torch" if kind == "torch" else "numpy")
 
 
@@ -494,6 +497,11 @@ class Trainer:
     @property
     def arena_bytes(self):
         return self._core.arena_bytes
+
+    @property
+    def recompute_flops(self):
+        """The forward FLOPs a step does again (checkpoints); 0 when everything is kept."""
+        return self._core.recompute_flops
 
     def __repr__(self):
         return f"einexpr.Trainer(optimizer={self.optimizer!r}, steps={self.steps})"

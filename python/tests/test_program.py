@@ -334,3 +334,19 @@ def test_trainer_mixed_precision_bf16():
     for name, q in zip(("w1", "w2"), params):
         assert got[name].dtype == torch.bfloat16
         np.testing.assert_allclose(got[name].float().numpy(), q.detach().float().numpy(), atol=3 * 0.01 * 2 + 1e-2)
+
+
+def test_trainer_checkpoints_recompute_bit_for_bit():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((8, 6))
+    w1, w2 = rng.standard_normal((6, 5)), rng.standard_normal((5, 3))
+    p = einexpr.Program(LECTURE, B=8)
+    keep = p.trainer(optimizer="adam", lr=0.01, w1=w1, w2=w2)
+    again = p.trainer(optimizer="adam", lr=0.01, checkpoints=["h2"], w1=w1, w2=w2)
+    assert [keep.step(x=x) for _ in range(2)] == [again.step(x=x) for _ in range(2)]
+    for name, value in keep.parameters().items():
+        assert np.array_equal(again.parameters()[name], value)
+    assert keep.recompute_flops == 0
+    assert again.recompute_flops == 2 * 8 * 6 * 5  # h1 = x w1, made again for dw2
+    with pytest.raises(einexpr.Error, match="'x' is no statement's result"):
+        p.trainer(checkpoints=["x"], w1=w1, w2=w2)
