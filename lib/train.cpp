@@ -338,31 +338,45 @@ void Trainer::Impl::update() {
       const Optimizer kind = opt.kind;
       const bool first = steps == 0;
       const DType gd = pt.dtype;
+      // one loop per optimizer (the switch outside it, so that each loop can be vectorized)
+      auto grad_at = [&](std::int64_t j) -> T {
+        return mixed && !summed ? static_cast<T>(narrow_to_f32(reinterpret_cast<const std::uint16_t*>(g_raw)[j], gd))
+                                : reinterpret_cast<const T*>(g_raw)[j];
+      };
+      auto round_out = [&](std::int64_t b, std::int64_t e) {
+        if (mixed)
+          for (std::int64_t j = b; j < e; ++j) narrow_out[j] = f32_to_narrow(static_cast<float>(p[j]), gd);
+      };
       parallel_for(n, pieces_for(n, 1 << 14), [&](std::int64_t, std::int64_t b, std::int64_t e) {
-        for (std::int64_t j = b; j < e; ++j) {
-          T grad = mixed && !summed ? static_cast<T>(narrow_to_f32(reinterpret_cast<const std::uint16_t*>(g_raw)[j], gd))
-                                    : reinterpret_cast<const T*>(g_raw)[j];
-          switch (kind) {
-            case Optimizer::sgd:
-              if (wd != T(0)) grad = grad + wd * p[j];
+        switch (kind) {
+          case Optimizer::sgd:
+            for (std::int64_t j = b; j < e; ++j) {
+              const T grad = wd != T(0) ? grad_at(j) + wd * p[j] : grad_at(j);  // torch adds it only then
               p[j] = p[j] - lr * grad;
-              break;
-            case Optimizer::momentum:
-              if (wd != T(0)) grad = grad + wd * p[j];
+            }
+            break;
+          case Optimizer::momentum:
+            for (std::int64_t j = b; j < e; ++j) {
+              const T grad = wd != T(0) ? grad_at(j) + wd * p[j] : grad_at(j);
               s0[j] = first ? grad : mu * s0[j] + grad;
               p[j] = p[j] - lr * s0[j];
-              break;
-            case Optimizer::adam:
-            case Optimizer::adamw:
-              if (kind == Optimizer::adamw) p[j] = p[j] * decay;
+            }
+            break;
+          case Optimizer::adam:
+          case Optimizer::adamw: {
+            const bool decoupled = kind == Optimizer::adamw;
+            for (std::int64_t j = b; j < e; ++j) {
+              T grad = grad_at(j);
+              if (decoupled) p[j] = p[j] * decay;
               else if (wd != T(0)) grad = grad + wd * p[j];
               s0[j] = s0[j] + w1 * (grad - s0[j]);           // lerp_(g, 1 - β1)
               s1[j] = s1[j] * b2 + w2 * grad * grad;         // mul_(β2).addcmul_(g, g, 1 - β2)
               p[j] = p[j] + neg_step * s0[j] / (std::sqrt(s1[j]) / bc2_sqrt + eps);  // addcdiv_
-              break;
+            }
+            break;
           }
-          if (mixed) narrow_out[j] = f32_to_narrow(static_cast<float>(p[j]), gd);
         }
+        round_out(b, e);
       });
     });
   }
