@@ -216,7 +216,8 @@ TEST_CASE("program train: --micro-batches accumulates K cuts of the batch into o
     INFO(r);
     REQUIRE(r.status == 0);
     std::vector<double> out;
-    for (const nlohmann::json& s : nlohmann::json::parse(r.out)["steps"]) out.push_back(s["loss"].get<double>());
+    const nlohmann::json j = nlohmann::json::parse(r.out);  // kept: a range-for over a temporary's member dangles
+    for (const nlohmann::json& s : j["steps"]) out.push_back(s["loss"].get<double>());
     return out;
   };
   const std::vector<double> whole = losses({"-o", "whole"});
