@@ -214,3 +214,28 @@ TEST_CASE("gradient costs of rearrange, repeat, reduce and maps", "[backward]") 
   CHECK_THROWS_WITH(gradients(planned(OpSpec::reduce(Reduction::any), "b s h -> b h", {{2, 16, 8}}, DType::boolean)),
                     Catch::Contains("not defined"));
 }
+
+TEST_CASE("the GELU gradient over contiguous rows, through the vector tanh, against its formula in long double", "[backward]") {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (std::int64_t n : {1, 7, 2048, 5001}) {  // under, at and over the kernel's block of 2048
+      CAPTURE(name(dtype), n);
+      const Plan p = plan_unary(UnaryOp::gelu, Layout::contiguous({n}), dtype);
+      Tensor x64 = Tensor::randn({n}, DType::f64, 11);
+      for (std::int64_t i = 0; i < n; ++i) x64.data<double>()[i] *= 3;  // into tanh's saturation too
+      const Tensor x = x64.to(dtype), dy = Tensor::randn({n}, DType::f64, 12).to(dtype);
+      const Tensor y = lower_cpu(p).run(std::vector<Tensor>{x});
+      const std::vector<Tensor> g = run_gradients(p, std::vector<Tensor>{x}, y, dy);
+      REQUIRE(g.size() == 1);
+      const Tensor got = g[0].to(DType::f64), xs = x.to(DType::f64), dys = dy.to(DType::f64);
+      const long double k = 0.7978845608028654L, c = 0.044715L;
+      const double tol = dtype == DType::f32 ? 2e-6 : 1e-14;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const long double v = xs.data<double>()[i], d = dys.data<double>()[i];
+        const long double t = std::tanh(k * (v + c * v * v * v));
+        const long double want = d * (0.5L * (1 + t) + 0.5L * v * (1 - t * t) * k * (1 + 3 * c * v * v));
+        CAPTURE(i, v, d);
+        CHECK(std::abs(static_cast<long double>(got.data<double>()[i]) - want) <= tol * (std::abs(want) + std::abs(d)));
+      }
+    }
+  }
+}
