@@ -51,13 +51,14 @@ import time
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MODELS_DIR = os.path.join(ROOT, "examples", "models")
 
-GPT2_SCALE = 0.35355339059327373  # the number gpt2_train.ein multiplies the scores by
-GPT2_MASKED = -1e9  # the mask above the diagonal (finite, as the torch twin's)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib", "data"))
+import make_train_torch  # noqa: E402  (gpt2_train.ein's torch twin, tests/lib/data/)
+
+GPT2_MASKED = make_train_torch.GPT2_MASKED  # the mask above the diagonal (finite, as the twin's)
 
 
 def default_cli():
@@ -127,32 +128,8 @@ def gpt2_model(args):
         ("lnf_b", "param", rn(D, scale=0.1)),
     ]
 
-    def forward(t):  # tests/lib/data/make_train_torch.py's gpt2_forward at these sizes
-        dt = t["wte"].dtype
-
-        def ln(x, gain, bias):  # layer_norm(x, "B S [D]") (eps 1e-5, no affine part), then two maps
-            return F.layer_norm(x, (D,), eps=1e-5) * gain + bias
-
-        def heads(z):  # B S (H K) -> B H S K
-            return z.reshape(B, S, H, K).permute(0, 2, 1, 3)
-
-        x = F.embedding(t["tok"], t["wte"]) + t["wpe"]
-        ln1 = ln(x, t["ln1_g"], t["ln1_b"])
-        q = heads(ln1 @ t["w_q"] + t["b_q"])
-        k = heads(ln1 @ t["w_k"])
-        v = heads(ln1 @ t["w_v"] + t["b_v"])
-        s0 = q @ k.transpose(-1, -2)
-        s2 = s0 * torch.tensor(GPT2_SCALE, dtype=dt) + t["mask"]
-        p = torch.softmax(s2, dim=-1)
-        o1 = (p @ v).permute(0, 2, 1, 3).reshape(B, S, H * K)
-        h = x + (o1 @ t["w_o"] + t["b_o"])
-        ln2 = ln(h, t["ln2_g"], t["ln2_b"])
-        g = F.gelu(ln2 @ t["w_fc"] + t["b_fc"], approximate="tanh")
-        y = h + (g @ t["w_proj"] + t["b_proj"])
-        lnf = ln(y, t["lnf_g"], t["lnf_b"])
-        logits = lnf @ t["wte"].T
-        ce = F.cross_entropy(logits.reshape(B * S, V), t["tgt"].reshape(B * S), reduction="none")
-        return ce.mean()
+    def forward(t):  # the torch twin the tests' references come from, at these sizes
+        return make_train_torch.gpt2_forward(t, sizes)
 
     return "gpt2_train.ein", sizes, values, forward
 

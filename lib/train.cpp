@@ -40,47 +40,45 @@ bool narrow(DType d) { return d == DType::bf16 || d == DType::f16; }
 float narrow_to_f32(std::uint16_t bits, DType d) { return d == DType::bf16 ? bf16_to_f32(bits) : f16_to_f32(bits); }
 std::uint16_t f32_to_narrow(float v, DType d) { return d == DType::bf16 ? f32_to_bf16(v) : f32_to_f16(v); }
 
+// f(dst offset, src offset) for every index of dl's shape, in row-major order.
+template <class F>
+void for_each_offset(const Layout& dl, const Layout& sl, F&& f) {
+  const std::int64_t n = checked_numel(dl.shape);
+  std::vector<std::int64_t> index(dl.shape.size(), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t od = dl.offset, os = sl.offset;
+    for (std::size_t k = 0; k < index.size(); ++k) od += index[k] * dl.strides[k], os += index[k] * sl.strides[k];
+    f(od, os);
+    for (std::size_t k = index.size(); k-- > 0;) {
+      if (++index[k] < dl.shape[k]) break;
+      index[k] = 0;
+    }
+  }
+}
+
 // dst += src, elementwise over one shape (strides of either may be anything; dst's never 0).
 // bf16 and f16 add in f32 and round once, as torch does.
 void add_into(std::byte* dst, const Layout& dl, const std::byte* src, const Layout& sl, DType dtype) {
   if (narrow(dtype)) {
-    const std::int64_t n = checked_numel(dl.shape);
-    std::vector<std::int64_t> index(dl.shape.size(), 0);
     auto* d = reinterpret_cast<std::uint16_t*>(dst);
     const auto* s = reinterpret_cast<const std::uint16_t*>(src);
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int64_t od = dl.offset, os = sl.offset;
-      for (std::size_t k = 0; k < index.size(); ++k) od += index[k] * dl.strides[k], os += index[k] * sl.strides[k];
+    for_each_offset(dl, sl, [&](std::int64_t od, std::int64_t os) {
       d[od] = f32_to_narrow(narrow_to_f32(d[od], dtype) + narrow_to_f32(s[os], dtype), dtype);
-      for (std::size_t k = index.size(); k-- > 0;) {
-        if (++index[k] < dl.shape[k]) break;
-        index[k] = 0;
-      }
-    }
+    });
     return;
   }
   visit_float(dtype, [&](auto zero) {
     using T = decltype(zero);
+    T* d = reinterpret_cast<T*>(dst);
+    const T* s = reinterpret_cast<const T*>(src);
     if (dl.is_contiguous() && sl.is_contiguous()) {
       const std::int64_t n = checked_numel(dl.shape);
-      T* d = reinterpret_cast<T*>(dst) + dl.offset;
-      const T* s = reinterpret_cast<const T*>(src) + sl.offset;
       parallel_for(n, pieces_for(n, 1 << 15), [&](std::int64_t, std::int64_t b, std::int64_t e) {
-        for (std::int64_t i = b; i < e; ++i) d[i] += s[i];
+        for (std::int64_t i = b; i < e; ++i) d[dl.offset + i] += s[sl.offset + i];
       });
       return;
     }
-    const std::int64_t n = checked_numel(dl.shape);
-    std::vector<std::int64_t> index(dl.shape.size(), 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int64_t od = dl.offset, os = sl.offset;
-      for (std::size_t k = 0; k < index.size(); ++k) od += index[k] * dl.strides[k], os += index[k] * sl.strides[k];
-      reinterpret_cast<T*>(dst)[od] += reinterpret_cast<const T*>(src)[os];
-      for (std::size_t k = index.size(); k-- > 0;) {
-        if (++index[k] < dl.shape[k]) break;
-        index[k] = 0;
-      }
-    }
+    for_each_offset(dl, sl, [&](std::int64_t od, std::int64_t os) { d[od] += s[os]; });
   });
 }
 

@@ -105,8 +105,10 @@ def gpt2_values():
     ]
 
 
-def gpt2_forward(t):
-    s = dict(GPT2_SIZES)
+def gpt2_forward(t, sizes=None):
+    """gpt2_train.ein's forward in torch, at `sizes` ({axis: length}; its default sizes if None).
+    bench/bench_train.py imports it for its larger sizes."""
+    s = dict(sizes or GPT2_SIZES)
     B, S, D, H, K, V = s["B"], s["S"], s["D"], s["H"], s["K"], s["V"]
     dt = t["wte"].dtype
 
