@@ -132,12 +132,19 @@ void check_program(const ast::Program& p, std::string_view text) {
       if (t->dtype) at(*t->dtype, "dtype");
     } else if (const auto* o = std::get_if<ast::OutputDecl>(&item)) {
       for (const ast::Identifier& n : o->names) at(n, "output name");
+    } else if (const auto* c = std::get_if<ast::CheckpointDecl>(&item)) {
+      at(c->source, "checkpoint line");
+      for (const ast::Identifier& n : c->names) at(n, "checkpoint name");
     } else {
       check_statement(p, item, at);
     }
   }
   FUZZ_CHECK(!p.outputs.empty(), "no output");
   for (const ast::Identifier& o : p.outputs) FUZZ_CHECK(ast::find_tensor(p, o.name), "output '" + o.name + "' is no tensor");
+  for (const ast::Identifier& c : p.checkpoints) {
+    const ast::Item* def = ast::find_tensor(p, c.name);
+    FUZZ_CHECK(def && std::holds_alternative<ast::Statement>(*def), "checkpoint '" + c.name + "' is no statement's result");
+  }
 }
 
 }  // namespace

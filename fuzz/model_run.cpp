@@ -89,7 +89,8 @@ void train(const ast::Program& program, const ProgramOptions& options, const Pro
   FUZZ_CHECK(static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before) <= t.peak_bytes_predicted(),
              "the trainer allocated more than it predicted");
   // the same step with everything but the loss recomputed: the same loss and params, bit for bit
-  Trainer r = compile_training(program, options, {.kind = Optimizer::sgd, .lr = 0.01, .mixed_precision = true, .recompute = true},
+  Trainer r = compile_training(program, options, {.kind = Optimizer::sgd, .lr = 0.01, .mixed_precision = true,
+                                                  .recompute = RecomputeOptions{.mode = RecomputeMode::checkpoints}},
                                params);
   const double again = r.step(inputs);
   FUZZ_CHECK(again == got || (std::isnan(again) && std::isnan(got)), "recomputation changed the loss");

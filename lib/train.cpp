@@ -111,6 +111,7 @@ struct Trainer::Impl {
   std::int64_t state_bytes = 0, params_bytes = 0;  // params_bytes: and the program's numbers
   std::int64_t steps = 0;
   Count recompute_flops;                        // per micro-batch's backward
+  RecomputeChoice choice;                       // what the backward keeps
   int loss = -1;                                // the output tensor
   std::vector<int> split;                       // micro-batches: the inputs cut along the batch axis (dim 0)
   std::int64_t micro_length = 0;                // the batch axis's length in one micro-batch
@@ -120,6 +121,7 @@ struct Trainer::Impl {
   void check_program();
   void lower_all();
   void place();
+  void choose_and_place();
   std::byte* buffer_base(int training_buffer) const { return arena->data() + offset[static_cast<std::size_t>(training_buffer)]; }
   std::byte* tensor_ptr(int id, const std::map<int, Tensor>& bound) const;
   std::byte* grad_ptr(int id) const {
@@ -213,6 +215,37 @@ void Trainer::Impl::place() {
   for (auto& per_event : recompute_staging)
     for (auto& v : per_event) resolve(v);
   arena_bytes = m.arena_bytes;
+}
+
+// What the backward keeps (recompute.hpp), its timeline lowered and placed, the arena
+// allocated. Under auto the limit holds for peak_bytes_predicted: the staging buffers and
+// the placement's gaps above the timeline's peak are taken off the limit and the search run
+// again, a few times at most.
+void Trainer::Impl::choose_and_place() {
+  const RecomputeOptions asked = opt.recompute ? *opt.recompute : default_recompute(plan);
+  const std::int64_t fixed = step_fixed_bytes(plan, opt.kind, opt.mixed_precision);
+  RecomputeOptions now = asked;
+  for (int attempt = 0;; ++attempt) {
+    choice = choose_recompute(plan, now, fixed);
+    training = plan_training(plan, choice.training);
+    recompute_flops = choice.recompute_flops;
+    forward.clear();
+    backward.clear();
+    forward_staging.clear();
+    backward_staging.clear();
+    recompute_staging.clear();
+    lower_all();
+    place();
+    const std::int64_t predicted = arena_bytes + params_bytes + state_bytes;
+    if (asked.mode != RecomputeMode::automatic || predicted <= asked.memory_limit) break;
+    if (attempt == 3 || now.memory_limit - (predicted - asked.memory_limit) <= 0)
+      throw Error("memory limit " + std::to_string(asked.memory_limit) + " bytes: the trainer needs " +
+                  std::to_string(predicted) + " with the best choice found (its arena " + std::to_string(arena_bytes) +
+                  " bytes for a timeline peak of " + std::to_string(choice.peak_bytes) + ", the rest its lowerings' "
+                  "staging buffers and the placement's gaps; params and optimizer state " +
+                  std::to_string(params_bytes + state_bytes) + ")");
+    now.memory_limit -= predicted - asked.memory_limit;
+  }
   arena = Storage::allocate(static_cast<std::size_t>(std::max<std::int64_t>(arena_bytes, 1)), Device::cpu());
 }
 
@@ -435,11 +468,7 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   m->check_program();
   m->params = program_detail::bind_tensors(m->plan, params, Device::cpu(), {TensorRole::param});
   for (auto& [name, t] : m->params) t = t.clone();  // the trainer's own
-  m->training = plan_training(m->plan, {.recompute = optimizer.recompute, .keep = optimizer.checkpoints});
-  for (int st : m->training.recomputed_statements())
-    m->recompute_flops += cost(m->plan.statements[static_cast<std::size_t>(st)].plan).flops;
-  m->lower_all();
-  m->place();
+  m->training = plan_training(m->plan);  // which params have gradients: the same under any recomputation
   for (std::size_t id = 0; id < m->plan.tensors.size(); ++id) {
     const ProgramTensor& t = m->plan.tensors[id];
     if (t.role == TensorRole::constant) {
@@ -464,6 +493,7 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
       m->state_bytes += m->accumulated.back().nbytes();
     }
   }
+  m->choose_and_place();
   return Trainer(std::move(m));
 }
 
@@ -601,6 +631,8 @@ const ProgramPlan& Trainer::plan() const noexcept { return impl_->plan; }
 const TrainingPlan& Trainer::training() const noexcept { return impl_->training; }
 const OptimizerOptions& Trainer::optimizer() const noexcept { return impl_->opt; }
 std::int64_t Trainer::arena_bytes() const noexcept { return impl_->arena_bytes; }
+const RecomputeChoice& Trainer::recompute() const noexcept { return impl_->choice; }
+
 Count Trainer::recompute_flops() const noexcept {
   return impl_->recompute_flops * Count(static_cast<std::uint64_t>(impl_->opt.micro_batches));
 }

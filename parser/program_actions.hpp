@@ -43,7 +43,7 @@ struct ProgramBuilder {
   std::vector<ast::Identifier> group;   // the composition being read
   bool in_group = false;
   std::optional<ast::Identifier> dtype;
-  std::vector<ast::Identifier> names;   // an output line's names, or a call's tensors
+  std::vector<ast::Identifier> names;   // an output or checkpoint line's names, or a call's tensors
   std::vector<std::optional<double>> literals;  // per call argument in names: a number's value
   std::vector<ast::Identifier> more_names;      // a split statement's further names
   ast::Identifier op_name;
@@ -200,6 +200,20 @@ struct action<output_decl> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) {
     b.add(ast::OutputDecl{std::move(b.names), b.source(in)});
+  }
+};
+
+template <>
+struct action<checkpoint_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.names.push_back(b.identifier(in)); }
+};
+
+template <>
+struct action<checkpoint_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.add(ast::CheckpointDecl{std::move(b.names), b.source(in)});
   }
 };
 

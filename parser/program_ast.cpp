@@ -75,6 +75,12 @@ std::string text_of(const OutputDecl& decl) {
   return s;
 }
 
+std::string text_of(const CheckpointDecl& decl) {
+  std::string s = "checkpoint";
+  for (std::size_t i = 0; i < decl.names.size(); ++i) s += (i ? ", " : " ") + decl.names[i].name;
+  return s;
+}
+
 std::string text_of(const Statement& st) {
   std::string s = st.name.name;
   for (const Identifier& n : st.more_names) s += ", " + n.name;

@@ -73,6 +73,7 @@ class ProgramChecker {
   void check(const ast::AxesDecl& decl);
   void check(const ast::TensorDecl& decl);
   void check(const ast::OutputDecl& decl);
+  void check(const ast::CheckpointDecl& decl);
   void check(const ast::Statement& s);
   void tensor_count(const ast::Statement& s, const OpRow& row) const;
   void function(const ast::Statement& s, const OpRow& row) const;
@@ -80,11 +81,14 @@ class ProgramChecker {
   void pattern_axes(const ast::Statement& s) const;
   void outputs_count(const ast::Statement& s) const;
   void outputs();
+  void checkpoints();
 
   ast::Program& p_;
   Names tensors_{"tensor", {}, {}};
   Names axes_{"axis", {}, {}};
   std::vector<Identifier> outputs_;
+  std::vector<Identifier> checkpoints_;
+  std::unordered_map<std::string, Source> results_;  // every statement's results, where made
   const ast::Statement* last_ = nullptr;
 };
 
@@ -97,6 +101,8 @@ void ProgramChecker::collect() {
       tensors_.anywhere.emplace(t->name.name, t->name.source);
     if (const auto* s = std::get_if<ast::Statement>(&item)) {
       tensors_.anywhere.emplace(s->name.name, s->name.source);
+      results_.emplace(s->name.name, s->name.source);
+      for (const Identifier& n : s->more_names) results_.emplace(n.name, n.source);
       for (const Identifier& n : s->more_names) tensors_.anywhere.emplace(n.name, n.source);
       for (const ast::AxisDef& d : s->lengths) axes_.anywhere.emplace(d.name.name, d.name.source);
     }
@@ -145,6 +151,10 @@ void ProgramChecker::check(const ast::TensorDecl& decl) {
 
 void ProgramChecker::check(const ast::OutputDecl& decl) {
   outputs_.insert(outputs_.end(), decl.names.begin(), decl.names.end());
+}
+
+void ProgramChecker::check(const ast::CheckpointDecl& decl) {
+  checkpoints_.insert(checkpoints_.end(), decl.names.begin(), decl.names.end());
 }
 
 void ProgramChecker::check(const ast::Statement& s) {
@@ -287,10 +297,26 @@ void ProgramChecker::outputs() {
   p_.outputs = outputs_.empty() ? last : outputs_;
 }
 
+// The checkpoint lines name statement results (an input's or param's memory is the
+// caller's, never recomputed), each once.
+void ProgramChecker::checkpoints() {
+  std::unordered_map<std::string, Source> seen;
+  for (const Identifier& c : checkpoints_) {
+    if (!tensors_.anywhere.count(c.name)) fail(c.source, "checkpoint " + quoted(c.name) + " names no tensor");
+    if (!results_.count(c.name))
+      fail(c.source, "checkpoint " + quoted(c.name) + " is an input or param: only a statement's result is kept "
+                     "for the backward or made again", tensors_.anywhere.at(c.name), "declared here");
+    if (const auto [first, fresh] = seen.emplace(c.name, c.source); !fresh)
+      fail(c.source, "tensor " + quoted(c.name) + " is a checkpoint twice", first->second, "first named here");
+  }
+  p_.checkpoints = checkpoints_;
+}
+
 void ProgramChecker::run() {
   collect();
   for (const ast::Item& item : p_.items) std::visit([this](const auto& i) { check(i); }, item);
   outputs();
+  checkpoints();
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 //   newline     = "\n" | "\r\n"
 //   line        = sp [ item ] sp [ comment ]           then a newline or the end
 //   comment     = "#" { any byte but "\n" }
-//   item        = axes_decl | input_decl | param_decl | output_decl | statement
+//   item        = axes_decl | input_decl | param_decl | output_decl | checkpoint_decl | statement
 //   axes_decl   = "axes" sp axis_def { sp axis_def }
 //   axis_def    = name sp "=" sp length                the name is no dtype name
 //   input_decl  = "input" sp name sp ":" sp dims
@@ -17,6 +17,7 @@
 //   dim         = "(" sp name { sp name } sp ")" | name    the name is no dtype name
 //   dtype       = "f64" | "f32" | "f16" | "bf16" | "f8_e4m3" | "f8_e5m2" | "i64" | "i32" | "bool"
 //   output_decl = "output" sp name { sp name }
+//   checkpoint_decl = "checkpoint" sp name { sp [ "," sp ] name }   kept for the backward
 //   statement   = name { sp "," sp name } sp "=" sp op sp "(" sp [ argument { sp "," sp argument } ] sp ")"
 //                                                      several names: a split's outputs
 //   op          = name                                 looked up in the op table
@@ -27,7 +28,7 @@
 //   name        = ( letter | "_" ) { letter | digit | "_" }
 //   length      = digit { digit }                      1 .. 2^63-1 (checked by the action)
 //
-// Keywords (axes input param output) and dtype names are whole words. A line that starts
+// Keywords (axes input param output checkpoint) and dtype names are whole words. A line that starts
 // with a keyword is that declaration, so a keyword names no tensor. The order of a call's
 // arguments (tensors, the pattern, a function, lengths) is checked by the actions, which see
 // each argument's position. As in grammar.hpp, a mistake is a rule used as reject<Mistake>
@@ -56,7 +57,9 @@ struct kw_axes : word<'a', 'x', 'e', 's'> {};                  // starts an axes
 struct kw_input : word<'i', 'n', 'p', 'u', 't'> {};            // starts an input declaration
 struct kw_param : word<'p', 'a', 'r', 'a', 'm'> {};            // starts a param declaration
 struct kw_output : word<'o', 'u', 't', 'p', 'u', 't'> {};      // starts an output line
-struct keyword : pegtl::sor<kw_axes, kw_input, kw_param, kw_output> {};  // any of the four
+struct kw_checkpoint                                           // starts a checkpoint line
+    : word<'c', 'h', 'e', 'c', 'k', 'p', 'o', 'i', 'n', 't'> {};
+struct keyword : pegtl::sor<kw_axes, kw_input, kw_param, kw_output, kw_checkpoint> {};  // any of the five
 struct dtype                                                   // a dtype name
     : pegtl::sor<word<'f', '6', '4'>, word<'f', '3', '2'>, word<'f', '1', '6'>,
                  word<'b', 'f', '1', '6'>, word<'f', '8', '_', 'e', '4', 'm', '3'>,
@@ -68,6 +71,7 @@ struct more_name : name {};                  // a split statement's further tens
 struct axis_name : name {};                  // the axis an axis_def defines
 struct dim_axis : name {};                   // an axis of a declared dim
 struct output_name : name {};                // a tensor an output line names
+struct checkpoint_name : name {};            // a tensor a checkpoint line names
 struct op_name : name {};                    // the op a statement calls
 struct arg_tensor : name {};                 // a tensor argument
 struct length : pegtl::plus<pegtl::digit> {};                    // an axis length
@@ -125,6 +129,11 @@ struct param_decl  // "param w: D E"
     : pegtl::seq<kw_param, sp, pegtl::must<tensor_name>, sp, pegtl::must<colon>, sp, dims> {};
 struct output_decl  // "output loss h2"
     : pegtl::seq<kw_output, sp, pegtl::must<output_name>, pegtl::star<sp, output_name>> {};
+struct checkpoint_comma : pegtl::one<','> {};  // between a checkpoint line's names (or blanks)
+struct checkpoint_decl  // "checkpoint h, y": what the backward keeps under recomputation
+    : pegtl::seq<kw_checkpoint, sp, pegtl::must<checkpoint_name>,
+                 pegtl::star<sp, pegtl::sor<pegtl::seq<checkpoint_comma, sp, pegtl::must<checkpoint_name>>,
+                                            checkpoint_name>>> {};
 
 // ---- statements ----------------------------------------------------------------------------
 struct length_arg  // "c=4" in a call
@@ -144,7 +153,7 @@ struct statement  // "h = einsum(x, w, \"b d, d e -> b e\")"; "q, k = rearrange(
 // ---- lines and the program -----------------------------------------------------------------
 struct item  // one declaration or statement
     : pegtl::sor<reject<keyword_as_name>, axes_decl, input_decl, param_decl, output_decl,
-                 statement, reject<bad_line_start>> {};
+                 checkpoint_decl, statement, reject<bad_line_start>> {};
 struct line  // one line, maybe blank, maybe a comment
     : pegtl::seq<sp, pegtl::opt<item>, sp, pegtl::opt<comment>, pegtl::must<line_end>> {};
 struct program : pegtl::seq<line, pegtl::star<newline, line>, pegtl::eof> {};  // the file

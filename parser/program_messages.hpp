@@ -12,10 +12,10 @@ namespace einexpr::grammar {
 template <> inline constexpr const char* error_message<model::line_end> =
     "unexpected {}: expected the end of the line (or a '#' comment)";
 template <> inline constexpr const char* error_message<model::bad_line_start> =
-    "unexpected {}: a line is a declaration (axes, input, param, output), a statement "
+    "unexpected {}: a line is a declaration (axes, input, param, output, checkpoint), a statement "
     "'name = op(...)' or a '#' comment";
 template <> inline constexpr const char* error_message<model::keyword_as_name> =
-    "a keyword (axes, input, param, output) cannot name a tensor";
+    "a keyword (axes, input, param, output, checkpoint) cannot name a tensor";
 // ---- axes ----
 template <> inline constexpr const char* error_message<model::axis_def> =
     "expected NAME=LEN after 'axes': 'axes B=1024 D=256'";
@@ -46,6 +46,8 @@ template <> inline constexpr const char* error_message<model::after_dtype> =
     "the dtype comes last: 'input x: B D bf16'";
 template <> inline constexpr const char* error_message<model::output_name> =
     "expected a tensor name after 'output'";
+template <> inline constexpr const char* error_message<model::checkpoint_name> =
+    "expected a statement's result after 'checkpoint' (names separated by ',')";
 // ---- statements ----
 template <> inline constexpr const char* error_message<model::assign> =
     "expected '=' after the tensor name: 'name = op(...)'";

@@ -28,7 +28,7 @@ ast::Program parse_program(std::string_view text, std::string_view file_name) {
     const std::size_t at = e.positions().empty() ? 0 : e.positions().front().byte;
     throw ProgramError(std::string(e.message()), file_name, text, at);
   }
-  ast::Program program{std::string(file_name), std::string(text), std::move(b.items), {}};
+  ast::Program program{std::string(file_name), std::string(text), std::move(b.items), {}, {}};
   check_program(program);
   return program;
 }

@@ -111,6 +111,19 @@ class PyTrainer {
   std::mutex mutex_;
 };
 
+/// Python's recompute=, checkpoints=, memory_limit=: (mode, checkpoints given, checkpoints,
+/// memory limit), "" for what is not given.
+using RecomputeTuple = std::tuple<std::string, bool, std::vector<std::string>, std::string>;
+
+cli::RecomputeArgs recompute_args(const RecomputeTuple& t) {
+  cli::RecomputeArgs a;
+  a.mode = std::get<0>(t);
+  a.checkpoints_given = std::get<1>(t);
+  a.checkpoints = std::get<2>(t);
+  a.memory_limit = std::get<3>(t);
+  return a;
+}
+
 class PyProgram {
  public:
   /// is_file: `source` is a path, read as `program check FILE` reads it; else program text.
@@ -140,7 +153,7 @@ class PyProgram {
 
   /// `program cost FILE NAME=LEN... --json`'s text, from the same steps and printer.
   std::string cost_json(const std::string& optimizer, bool mixed_precision, const std::string& dtype,
-                        const std::string& device) const {
+                        const std::string& device, const RecomputeTuple& recompute) const {
     ProgramOptions options;
     options.axes = sizes_;
     options.dtype = cli::parse_dtype(dtype);
@@ -148,6 +161,7 @@ class PyProgram {
     cost_options.device = device;
     cost_options.optimizer = parse_optimizer(optimizer);
     cost_options.mixed_precision = mixed_precision;
+    cost_options.recompute = cli::recompute_options(recompute_args(recompute), program_);
     find_device(device);
     const ProgramPlan plan = plan_program(program_, options);
     const ProgramCost c = cost(plan, cost_options);
@@ -188,7 +202,7 @@ class PyProgram {
 
   PyTrainer* trainer(const std::string& optimizer, double lr, double momentum, double weight_decay, double beta1,
                      double beta2, double eps, const std::string& dtype, bool mixed_precision, int micro_batches,
-                     const std::string& batch_axis, bool recompute, const std::vector<std::string>& checkpoints,
+                     const std::string& batch_axis, const RecomputeTuple& recompute,
                      const std::vector<std::pair<std::string, Tensor>>& params) const {
     Given g = given(params);
     check_names(program_, g.tensors, true, "param");
@@ -210,8 +224,7 @@ class PyProgram {
     o.mixed_precision = mixed_precision;
     o.micro_batches = micro_batches;
     o.batch_axis = batch_axis;
-    o.recompute = recompute;
-    o.checkpoints = checkpoints;
+    o.recompute = cli::recompute_options(recompute_args(recompute), program_);
     ProgramOptions options;
     options.axes = sizes_;
     options.given = g.shapes;

@@ -127,7 +127,8 @@ Update optimizer_update(const ProgramPlan& plan, const ProgramCostOptions& o, co
   return u;
 }
 
-ProgramMemory memory(const ProgramPlan& plan, const BackwardPlan& bwd, const ProgramCostOptions& o) {
+ProgramMemory memory(const ProgramPlan& plan, const BackwardPlan& bwd, const ProgramCostOptions& o,
+                     const TrainingOptions& training, std::vector<int>& recomputed) {
   ProgramMemory m;
   for (const ProgramTensor& t : plan.tensors) {
     if (t.role == TensorRole::input) m.inputs_bytes += bytes_of(t);
@@ -137,20 +138,23 @@ ProgramMemory memory(const ProgramPlan& plan, const BackwardPlan& bwd, const Pro
     const int states = optimizer_states(o.optimizer) + (o.mixed_precision && narrower_than_f32(t.dtype) ? 1 : 0);
     m.optimizer_bytes += numel_of(t) * Count(4u * static_cast<unsigned>(states));
   }
-  const program_detail::TrainingMemory tm = program_detail::training_memory(plan, bwd);
+  const program_detail::TrainingMemory tm = program_detail::training_memory(plan, bwd, training);
   m.activations_bytes = tm.activations_bytes;
   m.kept = tm.kept;
   m.forward_peak_bytes = tm.forward_peak_bytes;
+  recomputed = tm.recomputed;
   m.peak_bytes = tm.peak_bytes + m.params_bytes + m.optimizer_bytes + m.inputs_bytes;
   return m;
 }
 
 void timing(ProgramCost& c, const ProgramPlan& plan, const BackwardPlan& bwd, const Update& update,
-            const DeviceSpec& device) {
+            const std::vector<int>& recomputed, const DeviceSpec& device) {
   c.timing.device = device.name;
   for (const StatementCost& s : c.statements) {
     if (!s.roofline_error.empty()) {
-      c.timing = {device.name, 0, 0, 0, 0, "statement '" + s.name + "': " + s.roofline_error};
+      c.timing = {};
+      c.timing.device = device.name;
+      c.timing.error = "statement '" + s.name + "': " + s.roofline_error;
       return;
     }
     c.timing.forward_s += s.roofline->time_s;
@@ -163,11 +167,27 @@ void timing(ProgramCost& c, const ProgramPlan& plan, const BackwardPlan& bwd, co
     const Count adds = numel_of(x) * Count(static_cast<unsigned>(k - 1));
     c.timing.backward_s += bound(adds, adds * Count(3 * element_size(x.dtype)), x.dtype, device);
   }
+  for (int s : recomputed) c.timing.recompute_s += c.statements[static_cast<std::size_t>(s)].roofline->time_s;
   c.timing.optimizer_s = update.time_s;
-  c.timing.step_s = c.timing.forward_s + c.timing.backward_s + c.timing.optimizer_s;
+  c.timing.step_s = c.timing.forward_s + c.timing.backward_s + c.timing.recompute_s + c.timing.optimizer_s;
 }
 
 }  // namespace
+
+std::int64_t step_fixed_bytes(const ProgramPlan& plan, Optimizer optimizer, bool mixed_precision) {
+  ProgramCostOptions o;
+  o.optimizer = optimizer;
+  o.mixed_precision = mixed_precision;
+  Count fixed;
+  for (const ProgramTensor& t : plan.tensors) {
+    if (t.role == TensorRole::input) fixed += bytes_of(t);
+    if (t.role != TensorRole::param) continue;
+    const int states = optimizer_states(optimizer) + (mixed_precision && narrower_than_f32(t.dtype) ? 1 : 0);
+    fixed += bytes_of(t) + numel_of(t) * Count(4u * static_cast<unsigned>(states));
+  }
+  constexpr std::uint64_t most = static_cast<std::uint64_t>(INT64_MAX);
+  return fixed.fits_u64() && fixed.u64() <= most ? static_cast<std::int64_t>(fixed.u64()) : INT64_MAX;
+}
 
 ProgramCost cost(const ProgramPlan& plan, const ProgramCostOptions& options) {
   const DeviceSpec* device = options.device.empty() ? nullptr : &find_device(options.device);
@@ -196,10 +216,13 @@ ProgramCost cost(const ProgramPlan& plan, const ProgramCostOptions& options) {
   const Update update = optimizer_update(plan, options, device);
   c.optimizer_flops = update.flops;
   c.optimizer_bytes = update.bytes;
+  c.recompute = choose_recompute(plan, options.recompute ? *options.recompute : default_recompute(plan),
+                                 step_fixed_bytes(plan, options.optimizer, options.mixed_precision));
   c.step_flops = c.forward_flops + c.backward_flops + c.optimizer_flops;
-  c.memory = memory(plan, bwd, options);
+  std::vector<int> recomputed;
+  c.memory = memory(plan, bwd, options, c.recompute.training, recomputed);
   c.estimate = program_detail::six_n_p(plan, bwd, c);
-  if (device) timing(c, plan, bwd, update, *device);
+  if (device) timing(c, plan, bwd, update, recomputed, *device);
   return c;
 }
 

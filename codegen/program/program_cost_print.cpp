@@ -83,10 +83,27 @@ void print_totals(std::ostringstream& os, const ProgramCost& c) {
        opt + ": " + optimizer_flops_per_element(c.optimizer).str() + " per param"},
       {"training step", flops(c.step_flops), c.step_flops.str(), "forward + backward + optimizer"},
       {"params", si(c.params.to_double(), ""), c.params.str(), "elements"}};
+  const RecomputeChoice& r = c.recompute;
+  if (r.training.recompute) {
+    std::string kept;
+    for (const std::string& k : r.training.keep) kept += (kept.empty() ? "" : ", ") + k;
+    std::string why = std::string(name(r.mode)) + ": forward statements made again in the backward, keeping " +
+                      (kept.empty() ? "the outputs only" : kept);
+    if (r.mode == RecomputeMode::automatic)
+      why += " (chosen for the limit " + bytes(Count::from_int64(r.memory_limit)) + ", " + std::to_string(r.tried) +
+             " choices tried: " + (r.exhaustive ? "every one" : r.optimal ? "the fewest FLOPs possible" :
+                                   "greedy, then branch and bound, unfinished") + ")";
+    rows.insert(rows.begin() + 4, {"recompute", flops(r.recompute_flops), r.recompute_flops.str(), why});
+  } else if (r.mode == RecomputeMode::automatic) {
+    rows.insert(rows.begin() + 4, {"recompute", flops(Count{}), "0", "auto: the step fits " +
+                                   bytes(Count::from_int64(r.memory_limit)) + " keeping everything"});
+  }
   if (c.timing.error.empty() && !c.timing.device.empty())
     rows.push_back({"time bound", seconds(c.timing.step_s), "",
                     "on " + c.timing.device + ": forward " + seconds(c.timing.forward_s) + ", backward " +
-                        seconds(c.timing.backward_s) + ", optimizer " + seconds(c.timing.optimizer_s)});
+                        seconds(c.timing.backward_s) +
+                        (c.recompute.training.recompute ? ", recompute " + seconds(c.timing.recompute_s) : std::string()) +
+                        ", optimizer " + seconds(c.timing.optimizer_s)});
   os << "totals\n" << table(rows, "lrrl", 2);
   if (!c.timing.error.empty()) os << "  no time bound on " << c.timing.device << ": " << c.timing.error << '\n';
 }
@@ -102,7 +119,8 @@ void print_memory(std::ostringstream& os, const ProgramCost& c) {
       {"gradients", bytes(m.grads_bytes), m.grads_bytes.str(), "one per param, at its dtype"},
       {"optimizer", bytes(m.optimizer_bytes), m.optimizer_bytes.str(), opt},
       {"inputs", bytes(m.inputs_bytes), m.inputs_bytes.str(), ""},
-      {"activations", bytes(m.activations_bytes), m.activations_bytes.str(), "kept for the backward"},
+      {"activations", bytes(m.activations_bytes), m.activations_bytes.str(),
+       c.recompute.training.recompute ? "kept for the backward (the rest made again)" : "kept for the backward"},
       {"peak", bytes(m.peak_bytes), m.peak_bytes.str(), "forward + backward, each buffer freed after its last use"},
       {"forward peak", bytes(m.forward_peak_bytes), m.forward_peak_bytes.str(), "the forward alone, statement buffers"}};
   os << "memory\n" << table(rows, "lrrl", 2);

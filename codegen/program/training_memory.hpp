@@ -15,10 +15,13 @@ struct TrainingMemory {
   std::vector<KeptActivation> kept;
   Count peak_bytes;          // the most bytes alive at one event (params etc. excluded)
   Count forward_peak_bytes;  // the forward alone, nothing kept for a backward
+  std::vector<int> recomputed;  // the statements made again, as often as they are
 };
 
-TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward);
-/// The timeline itself (training_plan.hpp) from needed gradients already derived.
-TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options);
+TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options = {});
+/// The timeline itself (training_plan.hpp) from needed gradients already derived; lean: its
+/// events without their gradients' plans and expressions (buffers and lifetimes only).
+TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options,
+                           bool lean = false);
 
 }  // namespace einexpr::program_detail

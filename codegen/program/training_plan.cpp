@@ -21,8 +21,11 @@ constexpr int kEnd = -2;  // a lifetime that lasts to the optimizer's event, res
 
 class Timeline {
  public:
-  Timeline(const ProgramPlan& plan, const program_detail::BackwardPlan& backward, const TrainingOptions& options)
-      : plan_(plan), bwd_(backward) {
+  /// lean: the events without their gradients' plans and expressions (for a search that
+  /// reads only the buffers).
+  Timeline(const ProgramPlan& plan, const program_detail::BackwardPlan& backward, const TrainingOptions& options,
+           bool lean = false)
+      : plan_(plan), bwd_(backward), lean_(lean) {
     kept_.assign(plan.buffers.size(), true);
     if (!options.recompute) return;
     kept_.assign(plan.buffers.size(), false);
@@ -55,10 +58,11 @@ class Timeline {
   }
   void forward();
   void seeds(int first_backward);
-  void gradient(const PlannedStatement& st, program_detail::NeededGradient& g);
+  void gradient(const PlannedStatement& st, const program_detail::NeededGradient& g);
 
   const ProgramPlan& plan_;
   const program_detail::BackwardPlan& bwd_;
+  bool lean_ = false;
   TrainingPlan out_;
   std::vector<int> grad_death_;  // per tensor: the last event that reads its gradient
   std::set<int> saved_;          // forward timeline buffers the backward reads
@@ -127,7 +131,7 @@ void Timeline::seeds(int first_backward) {
   }
 }
 
-void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradient& g) {
+void Timeline::gradient(const PlannedStatement& st, const program_detail::NeededGradient& g) {
   const Plan& p = g.gradient.plan;
   TrainingGradient e;
   e.statement = static_cast<int>(&st - plan_.statements.data());
@@ -197,8 +201,10 @@ void Timeline::gradient(const PlannedStatement& st, program_detail::NeededGradie
       e.temp_buffers[out_temp] = e.contribution;
     }
   }
-  e.gradient = std::move(g.gradient);
-  e.expression = std::move(g.expression);
+  if (!lean_) {
+    e.gradient = g.gradient;
+    e.expression = g.expression;
+  }
   out_.backward.push_back(std::move(e));
 }
 
@@ -212,10 +218,9 @@ TrainingPlan Timeline::run() {
   grad_death_.assign(plan_.tensors.size(), kEnd);
   seeds(n);
   next_event_ = n;
-  auto gradients = bwd_.gradients;  // moved into the events
   for (std::size_t s = plan_.statements.size(); s-- > 0;) {
     const PlannedStatement& st = plan_.statements[s];
-    for (program_detail::NeededGradient& g : gradients[s]) gradient(st, g);
+    for (const program_detail::NeededGradient& g : bwd_.gradients[s]) gradient(st, g);
     if (bwd_.runs[s]) grad_death_[static_cast<std::size_t>(st.output)] = next_event_ - 1;
   }
   for (std::size_t t = 0; t < plan_.tensors.size(); ++t)
@@ -261,12 +266,13 @@ std::int64_t TrainingPlan::activations_bytes() const {
 
 namespace program_detail {
 
-TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options) {
-  return Timeline(plan, backward, options).run();
+TrainingPlan plan_training(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options,
+                           bool lean) {
+  return Timeline(plan, backward, options, lean).run();
 }
 
-TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward) {
-  const TrainingPlan t = plan_training(plan, backward, {});
+TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& backward, const TrainingOptions& options) {
+  const TrainingPlan t = plan_training(plan, backward, options);
   TrainingMemory m;
   m.activations_bytes = Count::from_int64(t.activations_bytes());
   for (int b : t.activations) {  // activations come in timeline order: the forward's
@@ -284,6 +290,9 @@ TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& back
         if (std::find(read.begin(), read.end(), n) == read.end()) read.push_back(n);
       }
       if (reads) k.needed_by.push_back(g.expression);
+      for (const TrainingRecompute& r : g.recompute)  // a checkpoint a statement made again reads
+        if (std::find(r.inputs.begin(), r.inputs.end(), b) != r.inputs.end())
+          k.needed_by.push_back("recompute " + plan.statements[static_cast<std::size_t>(r.statement)].name);
     }
     const int shown = owner >= 0 ? owner : plan.tensor(read.empty() ? std::string() : read.front());
     k.tensor = shown >= 0 ? plan.tensor(shown).name : "?";
@@ -303,6 +312,7 @@ TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& back
   });
   m.peak_bytes = Count::from_int64(t.peak_bytes());
   m.forward_peak_bytes = Count::from_int64(t.forward_peak_bytes(plan));
+  m.recomputed = t.recomputed_statements();
   return m;
 }
 

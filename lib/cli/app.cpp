@@ -352,6 +352,22 @@ void add_program_check(Cli& cli, CLI::App* program) {
   cli.commands.push_back({sub, [&cli] { return program_check_command(cli.program_check); }});
 }
 
+void add_recompute_options(CLI::App* sub, RecomputeArgs& a) {
+  sub->add_option("--recompute", a.mode,
+                  "What the backward keeps. none: every activation it reads; checkpoints: only the model file's "
+                  "checkpoint lines (or --checkpoint) and the loss, the rest made again during the backward; auto: "
+                  "chosen to fit --memory-limit with the fewest FLOPs made again. Default: checkpoints when the file "
+                  "has checkpoint lines, else none")
+      ->type_name("none|checkpoints|auto");
+  sub->add_option("--checkpoint", a.checkpoints, "Statement results kept under --recompute checkpoints (instead of the file's lines)")
+      ->type_name("NAME,...")
+      ->delimiter(',');
+  sub->add_option("--memory-limit", a.memory_limit,
+                  "--recompute auto: the most the step may hold at once (params, optimizer state, inputs, activations, "
+                  "gradients, temporaries), as 1500000, 512KiB, 24MiB or 1.5GB")
+      ->type_name("BYTES");
+}
+
 void add_program_cost(Cli& cli, CLI::App* program) {
   ProgramCostArgs& a = cli.program_cost;
   CLI::App* sub = program->add_subcommand(
@@ -366,12 +382,14 @@ void add_program_cost(Cli& cli, CLI::App* program) {
       ->type_name("O")
       ->capture_default_str();
   sub->add_flag("--mixed-precision", a.mixed_precision, "Count f32 master weights for params narrower than f32");
+  add_recompute_options(sub, a.recompute);
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"
       "  einexpr program cost examples/models/lecture2.ein\n"
       "  einexpr program cost examples/models/gpt2_block.ein B=8 --dtype bf16 --optimizer adam --mixed-precision\n"
-      "  einexpr program cost examples/models/lecture2.ein B=4096 --json");
+      "  einexpr program cost examples/models/lecture2.ein B=4096 --json\n"
+      "  einexpr program cost examples/models/gpt2_train.ein --optimizer adam --recompute auto --memory-limit 40KiB");
   cli.commands.push_back({sub, [&cli] { return program_cost_command(cli.program_cost); }});
 }
 
@@ -431,14 +449,10 @@ void add_program_train(Cli& cli, CLI::App* program) {
   sub->add_option("--batch-axis", a.batch_axis, "The axis micro-batches cut (the first dim of the inputs that have it)")
       ->type_name("AXIS")
       ->capture_default_str();
-  sub->add_option("--recompute", a.recompute,
-                  "none: keep every activation the backward reads; checkpoints: keep only the --checkpoint tensors "
-                  "(and the loss) and make the others again during the backward")
-      ->type_name("none|checkpoints")
+  add_recompute_options(sub, a.recompute);
+  sub->add_option("--progress", a.progress_s, "A progress line (step, loss, ms) on stderr at most every S seconds (0: each step)")
+      ->type_name("S")
       ->capture_default_str();
-  sub->add_option("--checkpoint", a.checkpoints, "Statement results kept under --recompute checkpoints")
-      ->type_name("NAME,...")
-      ->delimiter(',');
   sub->add_option("--resume", a.resume,
                   "Continue from a checkpoint (a previous OUTDIR): its params, optimizer state and step count")
       ->type_name("DIR");

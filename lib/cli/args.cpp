@@ -268,4 +268,35 @@ ast::Program read_program_file(const std::string& path) {
   return parse_program(text, path);
 }
 
+std::optional<RecomputeOptions> recompute_options(const RecomputeArgs& a, const ast::Program& program) {
+  const bool listed = a.checkpoints_given || !a.checkpoints.empty();
+  if (a.mode.empty() && !listed && a.memory_limit.empty()) return std::nullopt;  // the file's
+  const std::string mode = a.mode.empty() ? (listed ? "checkpoints" : "auto") : a.mode;
+  RecomputeOptions o;
+  try {
+    o.mode = parse_recompute(mode);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--") + e.what());
+  }
+  if (listed && o.mode != RecomputeMode::checkpoints)
+    throw UsageError("--checkpoint names what --recompute checkpoints keeps, not --recompute " + mode);
+  if (!a.memory_limit.empty() && o.mode != RecomputeMode::automatic)
+    throw UsageError("--memory-limit is what --recompute auto fits the step into, not --recompute " + mode);
+  if (o.mode == RecomputeMode::automatic && a.memory_limit.empty())
+    throw UsageError("--recompute auto needs --memory-limit BYTES: the most the step may hold at once");
+  if (o.mode == RecomputeMode::checkpoints) {
+    o.checkpoints = a.checkpoints;
+    if (!listed)
+      for (const ast::Identifier& c : program.checkpoints) o.checkpoints.push_back(c.name);
+  }
+  if (!a.memory_limit.empty()) {
+    try {
+      o.memory_limit = parse_bytes(a.memory_limit);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--memory-limit: ") + e.what());
+    }
+  }
+  return o;
+}
+
 }  // namespace einexpr::cli

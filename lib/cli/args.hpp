@@ -23,6 +23,18 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// --recompute none|checkpoints|auto [--checkpoint NAME,...] [--memory-limit BYTES], as program
+/// cost and program train read them (codegen/recompute.hpp).
+struct RecomputeArgs {
+  std::string mode;                      // "": the file's checkpoint lines, else none
+  std::vector<std::string> checkpoints;  // --checkpoint: what checkpoints keeps (else the file's lines)
+  bool checkpoints_given = false;        // checkpoints is the list even when empty (Python's [])
+  std::string memory_limit;              // auto: "24MiB", "1500000"
+};
+/// The options `a` names for `program`; UsageError for a mode that is not one, --checkpoint
+/// without checkpoints, --memory-limit without auto (and auto without it).
+std::optional<RecomputeOptions> recompute_options(const RecomputeArgs& a, const ast::Program& program);
+
 /// "h=8" -> {"h", 8}. NAME is an identifier, LEN a non-negative decimal integer that fits
 /// int64; a name given twice is an error. Throws UsageError naming the argument.
 AxisLengths parse_lengths(const std::vector<std::string>& args);

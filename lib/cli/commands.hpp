@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "args.hpp"
+
 namespace einexpr::cli {
 
 /// What the commands that run an expression share.
@@ -102,7 +104,8 @@ struct ProgramCheckArgs {
 };
 int program_check_command(const ProgramCheckArgs& args);
 
-/// program cost FILE [NAME=LEN ...] [--dtype DT] [--device DEV] [--optimizer O] [--mixed-precision] [--json]
+/// program cost FILE [NAME=LEN ...] [--dtype DT] [--device DEV] [--optimizer O] [--mixed-precision]
+///   [--recompute none|checkpoints|auto] [--checkpoint NAME,...] [--memory-limit BYTES] [--json]
 struct ProgramCostArgs {
   std::string file;
   std::vector<std::string> lengths;  // NAME=LEN: overrides of the program's axes
@@ -110,6 +113,7 @@ struct ProgramCostArgs {
   std::string device = "h100";       // the device-table entry of the roofline
   std::string optimizer = "sgd";
   bool mixed_precision = false;
+  RecomputeArgs recompute;
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);
@@ -125,7 +129,8 @@ struct ProgramRunArgs {
 int program_run_command(const ProgramRunArgs& args);
 
 /// program train FILE [NAME=LEN ...] NAME=IN.npy ... --steps N [--optimizer O] [--lr LR] [--momentum M]
-///   [--betas B1,B2] [--eps E] [--weight-decay WD] [--dtype DT] [--device cpu] -o OUTDIR [--json]
+///   [--betas B1,B2] [--eps E] [--weight-decay WD] [--micro-batches K] [--mixed-precision]
+///   [--recompute none|checkpoints|auto] [--memory-limit BYTES] [--dtype DT] [--device cpu] -o OUTDIR [--json]
 struct ProgramTrainArgs {
   std::string file;
   std::vector<std::string> args;  // NAME=LEN, NAME=IN.npy, NAME=DIR (an input: one file per step)
@@ -143,8 +148,8 @@ struct ProgramTrainArgs {
   bool mixed_precision = false;   // bf16 / f16 params through f32 master weights
   int micro_batches = 1;          // gradient accumulation over this many cuts of each step's inputs
   std::string batch_axis = "B";   // the axis they are cut along
-  std::string recompute = "none"; // none | checkpoints
-  std::vector<std::string> checkpoints;  // --checkpoint NAME,...: what recomputation keeps
+  RecomputeArgs recompute;
+  double progress_s = 2;          // a progress line on stderr at most this often (0: every step)
   RunOptions run;
   bool json = false;
 };

@@ -45,7 +45,9 @@ int program_cost_command(const ProgramCostArgs& args) {
   cost_options.optimizer = parse_optimizer(args.optimizer);
   cost_options.mixed_precision = args.mixed_precision;
   find_device(args.device);  // an unknown device: exit 1 before any work
-  const ProgramPlan plan = plan_program(read_program_file(args.file), options);
+  const ast::Program program = read_program_file(args.file);
+  cost_options.recompute = recompute_options(args.recompute, program);
+  const ProgramPlan plan = plan_program(program, options);
   const ProgramCost c = cost(plan, cost_options);
   if (args.json) {
     write_program_cost_json(std::cout, plan, c, args.file, args.dtype);

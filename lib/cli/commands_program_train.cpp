@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 // The step count beside the params and state (a '.' in it: no param is called that).
 constexpr const char* steps_file = "trainer.steps.npy";
 
-OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
+OptimizerOptions optimizer_options(const ProgramTrainArgs& a, const ast::Program& program) {
   OptimizerOptions o;
   o.kind = parse_optimizer(a.optimizer);
   o.lr = a.lr;
@@ -35,12 +35,7 @@ OptimizerOptions optimizer_options(const ProgramTrainArgs& a) {
   o.mixed_precision = a.mixed_precision;
   o.micro_batches = a.micro_batches;
   o.batch_axis = a.batch_axis;
-  if (a.recompute != "none" && a.recompute != "checkpoints")
-    throw UsageError("--recompute is none or checkpoints, not '" + a.recompute + "'");
-  if (a.recompute == "none" && !a.checkpoints.empty())
-    throw UsageError("--checkpoint names what --recompute checkpoints keeps: give both");
-  o.recompute = a.recompute == "checkpoints";
-  o.checkpoints = a.checkpoints;
+  o.recompute = recompute_options(a.recompute, program);
   if (!a.betas.empty()) {
     const std::size_t comma = a.betas.find(',');
     if (comma == std::string::npos) throw UsageError("--betas expects B1,B2, got '" + a.betas + "'");
@@ -80,6 +75,14 @@ void print_json(const Trainer& t, const ProgramCost& c, const std::vector<StepRe
   j.field("arena_bytes", t.arena_bytes());
   j.field("activations_bytes", t.training().activations_bytes());
   j.field("recompute_flops", t.recompute_flops());
+  const RecomputeChoice& r = t.recompute();
+  j.field("recompute", name(r.mode));
+  if (r.training.recompute) {
+    j.key("checkpoints").begin_array();
+    for (const std::string& k : r.training.keep) j.value(k);
+    j.end_array();
+  }
+  if (r.mode == RecomputeMode::automatic) j.field("memory_limit", r.memory_limit);
   j.key("params").begin_array();
   for (const Written& w : written) j.begin_object().field("name", w.name).field("path", w.path).end_object();
   j.end_array().end_object();
@@ -97,7 +100,8 @@ int program_train_command(const ProgramTrainArgs& args) {
   std::error_code ec;
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec))
     throw Error("cannot write to " + args.output_dir + ": it is not a directory");
-  const OptimizerOptions opt = optimizer_options(args);
+  if (!(args.progress_s >= 0)) throw UsageError("--progress must be >= 0 seconds");
+  const OptimizerOptions opt = optimizer_options(args, program);
   std::vector<std::string> tensor_args = args.args;
   if (!args.resume.empty()) {  // the params from the checkpoint
     if (!fs::is_directory(args.resume, ec)) throw Error("--resume " + args.resume + ": not a directory");
@@ -150,7 +154,10 @@ int program_train_command(const ProgramTrainArgs& args) {
   cost_options.device = "cpu";
   cost_options.optimizer = opt.kind;
   cost_options.mixed_precision = opt.mixed_precision;
-  const ProgramCost c = cost(trainer.plan(), cost_options);
+  const TrainingOptions& kept = trainer.recompute().training;
+  cost_options.recompute = RecomputeOptions{.mode = kept.recompute ? RecomputeMode::checkpoints : RecomputeMode::none,
+                                            .checkpoints = kept.keep};
+  const ProgramCost c = cost(trainer.plan(), cost_options);  // with the trainer's choice, as it runs
 
   std::vector<StepRecord> records;
   std::string stopped;
@@ -169,7 +176,8 @@ int program_train_command(const ProgramTrainArgs& args) {
       break;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_progress > std::chrono::seconds(2) || (s + 1 == args.steps && now - start > std::chrono::seconds(2))) {
+    const std::chrono::duration<double> every(args.progress_s);
+    if (now - last_progress >= every || (s + 1 == args.steps && now - start >= every)) {
       std::cerr << "step " << s + 1 << "/" << args.steps << "  loss " << records.back().loss << "  "
                 << records.back().time_s * 1e3 << " ms\n";
       last_progress = now;

@@ -199,6 +199,22 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
   j.field("step_flops", c.step_flops).field("forward_bytes", c.forward_bytes);
   j.field("backward_bytes", c.backward_bytes).field("optimizer_bytes", c.optimizer_bytes);
   j.field("params", c.params);
+  const RecomputeChoice& r = c.recompute;
+  j.field("recompute_flops", r.recompute_flops);
+  j.key("recompute").begin_object().field("mode", name(r.mode)).field("recomputes", r.training.recompute);
+  if (r.training.recompute) {
+    j.key("checkpoints").begin_array();
+    for (const std::string& k : r.training.keep) j.value(k);
+    j.end_array();
+  }
+  if (r.mode == RecomputeMode::automatic) {
+    j.field("memory_limit", r.memory_limit).field("fixed_bytes", r.fixed_bytes);
+    j.field("no_recompute_peak_bytes", checked_add(r.no_recompute_peak_bytes, r.fixed_bytes));
+    j.field("smallest_peak_bytes", checked_add(r.smallest_peak_bytes, r.fixed_bytes));
+    j.field("candidates", r.candidates).field("tried", r.tried).field("exhaustive", r.exhaustive);
+    j.field("optimal", r.optimal);
+  }
+  j.end_object();
   write_memory_json(j, c.memory);
   j.key("statements").begin_array();
   for (const StatementCost& s : c.statements) write_statement_json(j, s);
@@ -206,7 +222,7 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
   if (c.timing.error.empty()) {
     j.key("roofline").begin_object().field("device", c.timing.device).field("forward_time_s", c.timing.forward_s);
     j.field("backward_time_s", c.timing.backward_s).field("optimizer_time_s", c.timing.optimizer_s);
-    j.field("step_time_s", c.timing.step_s).end_object();
+    j.field("recompute_time_s", c.timing.recompute_s).field("step_time_s", c.timing.step_s).end_object();
   } else {
     j.key("roofline").null().field("roofline_error", c.timing.error);
   }

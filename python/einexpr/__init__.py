@@ -325,6 +325,17 @@ def explain(op, pattern, reduction=None, *, dtype="f32", **sizes):
 
 # ---- model programs -------------------------------------------------------------------
 
+def _recompute(recompute, checkpoints, memory_limit):
+    """(mode, checkpoints given, checkpoints, memory limit) for the core, "" where not given."""
+    if checkpoints is not None and (isinstance(checkpoints, str) or not isinstance(checkpoints, (list, tuple))):
+        raise ArgumentError(f"checkpoints must be a list of statement results, not {checkpoints!r}")
+    if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, str))):
+        raise ArgumentError(f"memory_limit must be a byte count (an int, or a str such as '24MiB'), not {memory_limit!r}")
+    return (_pattern(recompute or "", "recompute"), checkpoints is not None,
+            [_pattern(c, "checkpoints") for c in (checkpoints or [])],
+            "" if memory_limit is None else _pattern(str(memory_limit), "memory_limit"))
+
+
 def _named(tensors, what):
     """[(name, einexpr tensor)] and the kind of result the first asks for."""
     named, kind = [], "numpy"
@@ -410,13 +421,15 @@ class Program:
         the first fault (`einexpr program check`)."""
         self._core.check()
 
-    def cost(self, optimizer="sgd", mixed_precision=False, dtype="f32", device="h100"):
+    def cost(self, optimizer="sgd", mixed_precision=False, dtype="f32", device="h100", recompute=None,
+             checkpoints=None, memory_limit=None):
         """A training step's cost from the sizes alone: the object `einexpr program cost FILE
         NAME=LEN... --json` prints (forward, backward and optimizer FLOPs and bytes, memory,
         each statement with its gradients, the roofline on `device`, the 6·N·P estimate).
-        dtype is that of tensors declared without one."""
+        dtype is that of tensors declared without one. recompute, checkpoints, memory_limit:
+        what the backward keeps, as trainer() takes them."""
         text = self._core.cost_json(_pattern(optimizer, "optimizer"), bool(mixed_precision), _pattern(dtype, "dtype"),
-                                    _pattern(device, "device"))
+                                    _pattern(device, "device"), _recompute(recompute, checkpoints, memory_limit))
         return _json.loads(text)
 
     def run(self, **inputs):
@@ -428,16 +441,20 @@ class Program:
         return {name: _result(t, kind) for name, t in self._core.run(named)}
 
     def trainer(self, optimizer="sgd", lr=1e-3, momentum=0.9, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
-                dtype=None, mixed_precision=False, micro_batches=1, batch_axis="B", checkpoints=None, **params):
+                dtype=None, mixed_precision=False, micro_batches=1, batch_axis="B", recompute=None, checkpoints=None,
+                memory_limit=None, **params):
         """A Trainer of the program, whose one output is the loss (a 0-d float), from every
         param's initial value (copied). optimizer: sgd, momentum, adam or adamw, step for step
         torch.optim's (momentum is momentum's; betas and eps adam's and adamw's). dtype is that
         of inputs declared without one: by default the params' dtype (f32 or f64).
         mixed_precision: bf16 / f16 params updated through f32 master weights. micro_batches:
         each step's inputs cut into that many parts along batch_axis, their gradients summed
-        into one update (the loss the mean of the parts'). checkpoints: a list of statement
-        results the backward keeps, every other tensor it reads made again from them (None:
-        keep everything; []: keep only the loss)."""
+        into one update (the loss the mean of the parts'). What the backward keeps:
+        recompute "none" (everything it reads), "checkpoints" (only `checkpoints`, a list of
+        statement results, or else the file's checkpoint lines; every other tensor it reads
+        made again from them; []: only the loss) or "auto" (chosen so the step holds at most
+        memory_limit bytes, an int or "24MiB", with the fewest FLOPs made again); by default
+        the file's checkpoint lines, else none."""
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ArgumentError(f"betas must be a pair (beta1, beta2), not {betas!r}")
         named, kind = _named(params, "param")
@@ -448,8 +465,8 @@ class Program:
                                   _float(weight_decay, "weight_decay"), _float(betas[0], "betas[0]"),
                                   _float(betas[1], "betas[1]"), _float(eps, "eps"), _pattern(dtype, "dtype"),
                                   bool(mixed_precision), _int(micro_batches, "micro_batches"),
-                                  _pattern(batch_axis, "batch_axis"), checkpoints is not None,
-                                  [_pattern(c, "checkpoints") for c in (checkpoints or [])], named)
+                                  _pattern(batch_axis, "batch_axis"), _recompute(recompute, checkpoints, memory_limit),
+                                  named)
         return Trainer(core, "torch" if kind == "torch" else "numpy")
 
 

@@ -419,7 +419,8 @@ TEST_CASE("program train: recomputation equals keeping everything, bit for bit, 
   CHECK(all.recompute_flops() == Count(0));
   for (const Row& r : rows) {
     CAPTURE(r.what);
-    Trainer t = compile_training(p, o, {.kind = Optimizer::adamw, .lr = 1e-3, .recompute = true, .checkpoints = r.keep}, params);
+    Trainer t = compile_training(p, o, {.kind = Optimizer::adamw, .lr = 1e-3,
+                                                 .recompute = RecomputeOptions{.mode = RecomputeMode::checkpoints, .checkpoints = r.keep}}, params);
     for (int s = 0; s < 3; ++s) CHECK(t.step(inputs) == want[static_cast<std::size_t>(s)]);
     for (const auto& [name, w] : all.parameters()) {
       CAPTURE(name);
@@ -433,6 +434,6 @@ TEST_CASE("program train: recomputation equals keeping everything, bit for bit, 
     CHECK(t.training().peak_bytes() <= all.training().peak_bytes());
     if (!r.keep.empty()) CHECK(t.training().peak_bytes() < all.training().peak_bytes());
   }
-  CHECK_THROWS_WITH(compile_training(p, o, {.recompute = true, .checkpoints = {"x", "tok"}}, params),
+  CHECK_THROWS_WITH(compile_training(p, o, {.recompute = RecomputeOptions{.mode = RecomputeMode::checkpoints, .checkpoints = {"x", "tok"}}}, params),
                     "'tok' is no statement's result: only those can be kept for the backward");
 }

@@ -52,6 +52,10 @@ inline void strip(ast::OutputDecl& o) {
   for (ast::Identifier& i : o.names) strip(i);
   strip(o.source);
 }
+inline void strip(ast::CheckpointDecl& c) {
+  for (ast::Identifier& i : c.names) strip(i);
+  strip(c.source);
+}
 inline void strip(ast::Statement& s) {
   strip(s.name);
   for (ast::Identifier& i : s.more_names) strip(i);
@@ -68,6 +72,7 @@ inline void strip(ast::Program& p) {
   p.text.clear();
   for (ast::Item& item : p.items) std::visit([](auto& i) { strip(i); }, item);
   for (ast::Identifier& i : p.outputs) strip(i);
+  for (ast::Identifier& i : p.checkpoints) strip(i);
 }
 
 template <typename T>

@@ -27,11 +27,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "einexpr/codegen/program_cost.hpp"
 #include "einexpr/codegen/program_plan.hpp"
+#include "einexpr/codegen/recompute.hpp"
 #include "einexpr/codegen/training_plan.hpp"
 #include "einexpr/parser/program.hpp"
 #include "einexpr/runtime/tensor.hpp"
@@ -56,11 +58,15 @@ struct OptimizerOptions {
   /// batch axis, the full batch's loss and gradient (torch's loss / K per micro-batch).
   int micro_batches = 1;
   std::string batch_axis = "B";
-  /// Recomputation (training_plan.hpp's TrainingOptions): keep only the `checkpoints`
-  /// (statement results; the loss always) for the backward and make every other tensor it
-  /// reads again from them, just before the first gradient that needs it.
-  bool recompute = false;
-  std::vector<std::string> checkpoints = {};
+  /// What the backward keeps (codegen/recompute.hpp): none, the checkpoints (statement
+  /// results; the loss always; every other tensor the backward reads is made again from
+  /// them just before the first gradient that needs it), or auto (chosen to fit
+  /// memory_limit, the fewest FLOPs made again). Empty: the program's own choice, its
+  /// `checkpoint` lines (default_recompute). Under auto the limit holds for the trainer's
+  /// peak_bytes_predicted: where the arena's staging buffers push a choice past it, the
+  /// search is run again with the limit lowered by the excess (program cost, which does not
+  /// lower, may then show the first choice).
+  std::optional<RecomputeOptions> recompute = std::nullopt;
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
@@ -107,6 +113,8 @@ class Trainer {
   /// The forward FLOPs a step does again under recomputation (cost() of each statement run
   /// again, times the micro-batches); 0 without it.
   Count recompute_flops() const noexcept;
+  /// What the backward keeps, as chosen (auto: the search's figures).
+  const RecomputeChoice& recompute() const noexcept;
 
  private:
   struct Impl;

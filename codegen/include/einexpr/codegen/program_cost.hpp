@@ -15,6 +15,9 @@
 //               params narrower than f32); activations: the forward buffers the backward
 //               reads; peak: the high-water mark through forward and backward with every
 //               buffer freed after its last use, params, optimizer state and inputs included
+//   recompute   what the backward keeps (recompute.hpp: none, the checkpoints, or chosen under a
+//               memory limit); the forward statements made again, counted apart from the
+//               step's FLOPs, their bounds in the step's time; memory under that choice
 //   roofline    each statement and each gradient bounded on the device by itself
 //               (max(FLOPs / peak, ideal bytes / bandwidth)), the bounds summed; a view (a
 //               statement or gradient whose plan moves nothing) takes no time and adds no
@@ -29,6 +32,7 @@
 
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/program_plan.hpp"
+#include "einexpr/codegen/recompute.hpp"
 
 namespace einexpr {
 
@@ -44,7 +48,15 @@ struct ProgramCostOptions {
   std::string device = "h100";   // device-table entry of the roofline; "" for none
   Optimizer optimizer = Optimizer::sgd;
   bool mixed_precision = false;  // f32 master weights for params narrower than f32
+  /// What the backward keeps (recompute.hpp); empty: the program's own choice
+  /// (default_recompute: its checkpoint lines, else none).
+  std::optional<RecomputeOptions> recompute = std::nullopt;
 };
+
+/// The bytes a training step holds throughout, beside its timeline: params, optimizer state
+/// (and master weights) and inputs, as ProgramMemory counts them (the limit of --recompute
+/// auto applies to these plus the timeline's peak).
+std::int64_t step_fixed_bytes(const ProgramPlan& plan, Optimizer optimizer, bool mixed_precision);
 
 /// One gradient a statement's backward computes.
 struct StatementGradient {
@@ -105,6 +117,7 @@ struct ProgramTiming {
   std::string device;
   double forward_s = 0, backward_s = 0, optimizer_s = 0, step_s = 0;
   std::string error;         // non-empty: no bound (a dtype the device table lacks)
+  double recompute_s = 0;    // the statements made again (in step_s)
 };
 
 struct ProgramCost {
@@ -115,11 +128,14 @@ struct ProgramCost {
   Count backward_flops, backward_bytes;    // gradients (views: 0 bytes) + accumulation
   Count accumulate_flops;                  // of which: gradients added together
   Count optimizer_flops, optimizer_bytes;  // one update of every param
-  Count step_flops;                        // forward + backward + optimizer
+  Count step_flops;                        // forward + backward + optimizer: the model's FLOPs (MFU's
+                                           // numerator, PaLM's convention), recompute.recompute_flops apart
   Count params;                            // elements
   Optimizer optimizer = Optimizer::sgd;
   bool mixed_precision = false;
-  ProgramMemory memory;
+  ProgramMemory memory;       // under `recompute`'s choice
+  RecomputeChoice recompute;  // what the backward keeps; the FLOPs it makes again are in no other
+                              // count (its time is in timing.step_s)
   SixNP estimate;
   ProgramTiming timing;
 
@@ -128,7 +144,8 @@ struct ProgramCost {
 };
 
 /// Costs a planned program. Throws ProgramError at a statement whose needed gradient cannot
-/// be derived, Error for an unknown device.
+/// be derived, Error for an unknown device, a kept name that is no statement's result, or a
+/// memory limit no choice fits (choose_recompute).
 ProgramCost cost(const ProgramPlan& plan, const ProgramCostOptions& options = {});
 
 }  // namespace einexpr

@@ -16,6 +16,9 @@
 //   param NAME: DIMS [DTYPE]     trainable
 //   output NAME ...              what the program returns (default: its last statement);
 //                                anywhere in the file, naming any tensor of it
+//   checkpoint NAME, ...         the statement results a training step keeps for its
+//                                backward when it recomputes (program train / cost
+//                                --recompute checkpoints): anywhere in the file
 //   NAME = OP(TENSOR, ..., "PATTERN"[, "FUNCTION"][, AXIS=LEN ...])
 //   NAME, NAME, ... = rearrange(TENSOR, "PATTERN")   a split: one name per output
 // A TENSOR argument may be a number (0.125, -1, 1e-5): a 0-d operand of the statement's dtype.
@@ -34,11 +37,13 @@
 // Names are checked without shapes (check order = source order, first fault reported):
 //   - every tensor and axis is defined before it is used, and defined once: a program reads
 //     top-down as it runs, no cycle can exist, and a name means one thing (a fault names
-//     both places); axes, input, param and output are keywords, dtype names name no axis;
+//     both places); axes, input, param, output and checkpoint are keywords, dtype names
+//     name no axis;
 //   - the op is in the table, with its number of tensors and its FUNCTION (a known name);
 //   - the pattern has one operand per tensor and passes check(pattern, op); a unary map's
 //     output is its input (map does not move axes); a call's AXIS=LEN appears in its pattern;
-//   - output names defined tensors, each once; the program has a statement.
+//   - output names defined tensors, each once; the program has a statement;
+//   - checkpoint names statement results, each once.
 // Lengths are not checked against each other here (that needs shapes): codegen's
 // plan_program (einexpr/codegen/program_plan.hpp) does, in one axis environment.
 #include <cstddef>

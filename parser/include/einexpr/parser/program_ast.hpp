@@ -8,6 +8,7 @@
 //   param w1: D E bf16                       TensorDecl{param, w1, dims [D] [E], dtype bf16}
 //   h1 = einsum(x, w1, "B D, D E -> B E")    Statement{h1, einsum, inputs x w1, pattern}
 //   output h1                                OutputDecl{h1}
+//   checkpoint h1                            CheckpointDecl{h1}
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -75,6 +76,12 @@ struct OutputDecl {  // "output loss h2": what the program returns (default: its
   friend bool operator==(const OutputDecl&, const OutputDecl&) = default;
 };
 
+struct CheckpointDecl {  // "checkpoint h, y": the tensors the backward keeps when it recomputes
+  std::vector<Identifier> names;  // at least one
+  Source source;
+  friend bool operator==(const CheckpointDecl&, const CheckpointDecl&) = default;
+};
+
 struct StringArg {  // a "..." argument other than the pattern: "mean", "gelu"
   std::string text;  // without the quotes
   Source source;     // the literal, quotes included
@@ -108,7 +115,7 @@ struct Statement {  // h1 = einsum(x, w1, "B D, D E -> B E")
   friend bool operator==(const Statement&, const Statement&) = default;
 };
 
-using Item = std::variant<AxesDecl, TensorDecl, OutputDecl, Statement>;
+using Item = std::variant<AxesDecl, TensorDecl, OutputDecl, CheckpointDecl, Statement>;
 
 struct Program {
   std::string file;                  // the file name for messages ("" if none was given)
@@ -116,6 +123,7 @@ struct Program {
   std::vector<Item> items;           // declarations and statements, in source order
   std::vector<Identifier> outputs;   // the output lines' names in order, or else the last
                                      // statement's name (with that statement's Source)
+  std::vector<Identifier> checkpoints;  // the checkpoint lines' names in order (statement results)
   friend bool operator==(const Program&, const Program&) = default;
 };
 
