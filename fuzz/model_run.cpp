@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "einexpr/einexpr.hpp"
@@ -98,6 +99,20 @@ void train(const ast::Program& program, const ProgramOptions& options, const Pro
     const Tensor& v = r.parameters().at(name);
     FUZZ_CHECK(std::memcmp(v.data_ptr(), w.data_ptr(), w.nbytes()) == 0, "recomputation changed param '" + name + "'");
   }
+  // and with what is kept chosen to fit just under the first trainer's peak: within the
+  // limit, or refused; the same loss either way
+  const RecomputeOptions tight{.mode = RecomputeMode::automatic, .memory_limit = t.peak_bytes_predicted() - 1, .search_budget = 200};
+  std::optional<Trainer> a;
+  try {
+    a.emplace(compile_training(program, options, {.kind = Optimizer::sgd, .lr = 0.01, .mixed_precision = true, .recompute = tight},
+                               params));
+  } catch (const Error& e) {
+    FUZZ_CHECK(std::string(e.what()).find("memory limit") != std::string::npos, std::string("auto refused: ") + e.what());
+    return;
+  }
+  FUZZ_CHECK(a->peak_bytes_predicted() <= tight.memory_limit, "recompute auto went past its limit");
+  const double chosen = a->step(inputs);
+  FUZZ_CHECK(chosen == got || (std::isnan(chosen) && std::isnan(got)), "recompute auto changed the loss");
 }
 
 }  // namespace

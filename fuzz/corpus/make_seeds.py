@@ -88,6 +88,11 @@ MODELS = [
     "y = map(n, g, \"B S D, D -> B S D\", \"mul\")\np = softmax(y, \"B [S] D\")\n"
     "r = rms_norm(p, \"B [S D]\")\nl = log_softmax(r, \"[B] S D\")\n",
     MODEL_PRELUDE + 'n = softmax(x, "B D")\nm = layer_norm(x, "[B D] -> B D")\nr = reduce(x, "B [D] -> B", "sum")\n',
+    # checkpoint lines: kept for the backward (trained with them), and their faults
+    "axes B=4 D=3 E=5\ninput x: B D\nparam w: D E\nparam v: E\nh = einsum(x, w, \"B D, D E -> B E\")\n"
+    "g = map(h, \"B E -> B E\", \"gelu\")\nm = map(g, v, \"B E, E -> B E\", \"mul\")\ncheckpoint g\n"
+    "loss = reduce(m, \"B E ->\", \"mean\")\n",
+    MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E")\ncheckpoint h, x\ncheckpoint h h\ncheckpoint\n',
 ]
 
 

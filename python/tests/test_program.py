@@ -82,6 +82,7 @@ def test_check_raises_with_line_column_and_caret():
      ["--optimizer", "adam", "--dtype", "bf16", "--mixed-precision"]),
     ({"B": 8, "D": 512}, {"optimizer": "adamw", "device": "a100", "dtype": "f64"},
      ["--optimizer", "adamw", "--device", "a100", "--dtype", "f64"]),
+    ({"B": 64}, {"recompute": "checkpoints", "checkpoints": ["h2"]}, ["--recompute", "checkpoints", "--checkpoint", "h2"]),
 ])
 def test_cost_is_program_cost_json(sizes, options, flags):
     got = einexpr.Program(LECTURE, **sizes).cost(**options)
@@ -89,6 +90,24 @@ def test_cost_is_program_cost_json(sizes, options, flags):
     assert status == 0, err
     assert got == json.loads(out)
     assert got["file"] == LECTURE and got["axes"]["B"] == sizes.get("B", 1024)
+
+
+def test_cost_recompute_auto_is_program_cost_json():
+    gpt2 = os.path.join(MODELS, "gpt2_train.ein")
+    got = einexpr.Program(gpt2).cost(optimizer="adam", recompute="auto", memory_limit=72000)
+    status, out, err = run_cli("program", "cost", gpt2, "--optimizer", "adam", "--recompute", "auto",
+                               "--memory-limit", "72000", "--json")
+    assert status == 0, err
+    assert got == json.loads(out)
+    assert got["recompute"]["mode"] == "auto" and got["recompute"]["recomputes"]
+    assert got["recompute_flops"] > 0 and got["memory"]["peak_bytes"] <= 72000
+    assert einexpr.Program(gpt2).cost(optimizer="adam", memory_limit="70.3125KiB") == got  # auto implied, units read
+    with pytest.raises(einexpr.Error, match="no choice of what to keep for the backward fits"):
+        einexpr.Program(gpt2).cost(optimizer="adam", recompute="auto", memory_limit=1000)
+    with pytest.raises(einexpr.ArgumentError, match="memory_limit must be a byte count"):
+        einexpr.Program(gpt2).cost(memory_limit=1.5)
+    with pytest.raises(einexpr.ArgumentError, match="--recompute auto needs --memory-limit"):
+        einexpr.Program(gpt2).cost(recompute="auto")
 
 
 def test_cost_of_text_is_that_of_its_file(tmp_path):
@@ -350,3 +369,24 @@ def test_trainer_checkpoints_recompute_bit_for_bit():
     assert again.recompute_flops == 2 * 8 * 6 * 5  # h1 = x w1, made again for dw2
     with pytest.raises(einexpr.Error, match="'x' is no statement's result"):
         p.trainer(checkpoints=["x"], w1=w1, w2=w2)
+    with pytest.raises(einexpr.ArgumentError, match="checkpoints must be a list"):
+        p.trainer(checkpoints="h2", w1=w1, w2=w2)
+    nothing = p.trainer(optimizer="adam", lr=0.01, checkpoints=[], w1=w1, w2=w2)  # only the loss kept
+    assert nothing.recompute_flops > again.recompute_flops
+
+
+def test_trainer_recompute_auto_within_the_limit():
+    rng = np.random.default_rng(11)
+    p = einexpr.Program(os.path.join(MODELS, "gpt2_train.ein"))
+    params = {name: rng.standard_normal(shape).astype(np.float32) for name, (shape, dtype) in p.shapes().items()
+              if name not in ("tok", "tgt", "mask")}
+    tok = rng.integers(0, 32, (2, 8))
+    tgt = rng.integers(0, 32, (2, 8))
+    mask = np.triu(np.full((8, 8), -1e9, dtype=np.float32), 1)
+    keep = p.trainer(optimizer="adam", **params)
+    limit = int(keep.peak_bytes_predicted * 0.95)
+    auto = p.trainer(optimizer="adam", recompute="auto", memory_limit=limit, **params)
+    assert auto.peak_bytes_predicted <= limit < keep.peak_bytes_predicted
+    assert auto.recompute_flops > 0
+    assert [keep.step(tok=tok, tgt=tgt, mask=mask) for _ in range(2)] == \
+        [auto.step(tok=tok, tgt=tgt, mask=mask) for _ in range(2)]

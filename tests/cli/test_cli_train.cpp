@@ -251,13 +251,118 @@ TEST_CASE("program train: --recompute checkpoints gives the same run in less mem
   CHECK(all["recompute_flops"].get<std::int64_t>() == 0);
   CHECK(re["recompute_flops"].get<std::int64_t>() == 2 * 8 * 6 * 5);  // h1 = x w1 made again for dw2
   CHECK(re["activations_bytes"].get<std::int64_t>() < all["activations_bytes"].get<std::int64_t>());
-  const test::CliResult bad = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1",
-                                       "--checkpoint", "h2", "-o", "o"});
-  CHECK(bad.status == 2);
-  CHECK_THAT(bad.err, Catch::StartsWith("einexpr program train: error: --checkpoint names what --recompute checkpoints keeps: give both"));
+  // --checkpoint alone means checkpoints; the file's checkpoint lines are the default
+  const nlohmann::json implied = run({"--checkpoint", "h2", "-o", "implied"});
+  CHECK(implied["recompute"] == "checkpoints");
+  CHECK(implied["checkpoints"] == nlohmann::json::array({"h2"}));
+  CHECK(implied["recompute_flops"] == re["recompute_flops"]);
+  box.write_bytes("m.ein", test::read_model("lecture2.ein") + "checkpoint h2\n");
+  const nlohmann::json lines = run({"-o", "lines"});
+  CHECK(lines["recompute"] == "checkpoints");
+  CHECK(lines["recompute_flops"] == re["recompute_flops"]);
+  const nlohmann::json kept = run({"--recompute", "none", "-o", "kept"});
+  CHECK(kept["recompute"] == "none");
+  CHECK(kept["recompute_flops"].get<std::int64_t>() == 0);
+  CHECK(box.read_bytes("lines/w1.npy") == box.read_bytes("all/w1.npy"));
+  struct Bad {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const Bad usage[] = {
+      {{"--recompute", "none", "--checkpoint", "h2"}, "--checkpoint names what --recompute checkpoints keeps, not --recompute none"},
+      {{"--recompute", "sometimes"}, "--recompute is none, checkpoints or auto, not 'sometimes'"},
+      {{"--recompute", "auto"}, "--recompute auto needs --memory-limit BYTES: the most the step may hold at once"},
+      {{"--recompute", "checkpoints", "--memory-limit", "1MiB"},
+       "--memory-limit is what --recompute auto fits the step into, not --recompute checkpoints"},
+      {{"--memory-limit", "12 parsecs"}, "--memory-limit: memory size '12 parsecs' is not a byte count"},
+      {{"--progress", "-1"}, "--progress must be >= 0 seconds"}};
+  for (const Bad& b : usage) {
+    std::vector<std::string> args = {"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1", "-o", "o"};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    const test::CliResult bad = box.run(args);
+    CAPTURE(b.err);
+    CHECK(bad.status == 2);
+    CHECK_THAT(bad.err, Catch::StartsWith("einexpr program train: error: " + b.err));
+  }
   const test::CliResult unknown = box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1",
                                            "--recompute", "checkpoints", "--checkpoint", "x", "-o", "o"});
   CHECK(unknown.status == 1);
   CHECK(unknown.err == "einexpr program train: error: 'x' is no statement's result: only those can be kept for the backward\n");
   CHECK_FALSE(std::filesystem::exists(box.path("o")));
+}
+
+TEST_CASE("program train: --recompute auto fits --memory-limit, the run unchanged, as program cost chose", "[program][train]") {
+  Sandbox box;
+  box.write_bytes("g.ein", test::read_model("gpt2_train.ein"));
+  const AxisLengths axes = {{"B", 2}, {"S", 16}, {"T", 16}, {"D", 32}, {"H", 4}, {"K", 8}, {"F", 128}, {"V", 64}};
+  const ProgramPlan plan = plan_program(parse_program(test::read_model("gpt2_train.ein"), "g.ein"), {.axes = axes});
+  std::vector<std::string> base = {"program", "train", "g.ein", "--steps", "2", "--optimizer", "adam", "--json", "H=4", "T=16"};
+  std::uint64_t seed = 7;
+  for (const ProgramTensor& t : plan.tensors) {
+    if (t.role != TensorRole::param) continue;
+    box.write_npy(t.name + ".npy", Tensor::randn(t.shape, DType::f32, seed++));
+    base.push_back(t.name + "=" + t.name + ".npy");
+  }
+  std::vector<std::int64_t> tok, tgt;
+  for (int i = 0; i < 32; ++i) tok.push_back((i * 7) % 64), tgt.push_back((i * 5 + 3) % 64);
+  box.write_npy("tok.npy", Tensor::from_vector(tok, {2, 16}));
+  box.write_npy("tgt.npy", Tensor::from_vector(tgt, {2, 16}));
+  Tensor mask = Tensor::zeros({16, 16});
+  for (int i = 0; i < 16; ++i)
+    for (int j = i + 1; j < 16; ++j) mask.data<float>()[i * 16 + j] = -1e9f;
+  box.write_npy("mask.npy", mask);
+  for (const char* in : {"tok", "tgt", "mask"}) base.push_back(std::string(in) + "=" + in + ".npy");
+  auto run = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return box.run(args);
+  };
+  const test::CliResult all_run = run({"-o", "all"});
+  INFO(all_run);
+  REQUIRE(all_run.status == 0);
+  const nlohmann::json all = nlohmann::json::parse(all_run.out);
+  const auto full = all["peak_bytes_predicted"].get<std::int64_t>();
+  int fitted = 0;
+  for (const double f : {0.95, 0.9, 0.85}) {
+    const std::string limit = std::to_string(static_cast<std::int64_t>(static_cast<double>(full) * f));
+    CAPTURE(limit, full);
+    const test::CliResult r = run({"--recompute", "auto", "--memory-limit", limit, "-o", "auto" + limit});
+    if (r.status != 0) {
+      CHECK(r.status == 1);
+      CHECK_THAT(r.err, Catch::Contains("no choice of what to keep for the backward fits"));
+      continue;
+    }
+    ++fitted;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["recompute"] == "auto");
+    CHECK(j["memory_limit"].get<std::int64_t>() == std::stoll(limit));
+    CHECK(j["peak_bytes_predicted"].get<std::int64_t>() <= std::stoll(limit));
+    CHECK(j["peak_bytes_measured"].get<std::int64_t>() <= j["peak_bytes_predicted"].get<std::int64_t>());
+    CHECK(j["recompute_flops"].get<std::int64_t>() > 0);
+    CHECK(j["checkpoints"].is_array());
+    for (std::size_t s = 0; s < 2; ++s) CHECK(j["steps"][s]["loss"].get<double>() == all["steps"][s]["loss"].get<double>());
+    CHECK(box.read_bytes("auto" + limit + "/w_fc.npy") == box.read_bytes("all/w_fc.npy"));
+    // program cost makes the same choice, and shows its FLOPs
+    const test::CliResult c = box.run({"program", "cost", "g.ein", "B=2", "S=16", "T=16", "D=32", "H=4", "K=8", "F=128", "V=64",
+                                       "--optimizer", "adam", "--recompute", "auto", "--memory-limit", limit, "--json"});
+    INFO(c);
+    REQUIRE(c.status == 0);
+    const nlohmann::json cj = nlohmann::json::parse(c.out);
+    CHECK(cj["recompute_flops"] == j["recompute_flops"]);
+    CHECK(cj["recompute"]["checkpoints"] == j["checkpoints"]);
+    CHECK(cj["memory"]["peak_bytes"].get<std::int64_t>() <= std::stoll(limit));
+    const test::CliResult text = box.run({"program", "cost", "g.ein", "B=2", "S=16", "T=16", "D=32", "H=4", "K=8", "F=128",
+                                          "V=64", "--optimizer", "adam", "--recompute", "auto", "--memory-limit", limit});
+    CHECK_THAT(text.out, Catch::Contains("  recompute ") && Catch::Contains("chosen for the limit"));
+  }
+  CHECK(fitted >= 1);
+  const test::CliResult none = run({"--recompute", "auto", "--memory-limit", "1KiB", "-o", "none"});
+  CHECK(none.status == 1);
+  CHECK_THAT(none.err, Catch::StartsWith("einexpr program train: error: memory limit 1024 bytes (1 KiB): no choice of what to "
+                                         "keep for the backward fits; the smallest peak found is "));
+  CHECK_FALSE(std::filesystem::exists(box.path("none")));
+  // a progress line per step with --progress 0
+  const test::CliResult progress = run({"--progress", "0", "-o", "progress"});
+  REQUIRE(progress.status == 0);
+  CHECK_THAT(progress.err, Catch::StartsWith("step 1/2  loss ") && Catch::Contains("\nstep 2/2  loss ") && Catch::EndsWith(" ms\n"));
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -390,22 +391,39 @@ TEST_CASE("program train: micro-batches equal the full batch", "[train]") {
   }
 }
 
-TEST_CASE("program train: recomputation equals keeping everything, bit for bit, in less memory", "[train]") {
-  const ast::Program p = parse_program(test::read_model("gpt2_train.ein"), "gpt2_train.ein");
-  const ProgramOptions o{.axes = {{"B", 2}, {"S", 16}, {"T", 16}, {"D", 32}, {"H", 4}, {"K", 8}, {"F", 128}, {"V", 64}}};
-  const ProgramPlan plan = plan_program(p, o);
+namespace {
+
+// gpt2_train.ein at small sizes with random params, token ids and the causal mask.
+struct Gpt2Case {
+  ast::Program p;
+  ProgramOptions o;
   TensorMap params, inputs;
+};
+
+Gpt2Case gpt2_case() {
+  Gpt2Case c{parse_program(test::read_model("gpt2_train.ein"), "gpt2_train.ein"),
+             {.axes = {{"B", 2}, {"S", 16}, {"T", 16}, {"D", 32}, {"H", 4}, {"K", 8}, {"F", 128}, {"V", 64}}},
+             {},
+             {}};
+  const ProgramPlan plan = plan_program(c.p, c.o);
   std::uint64_t seed = 30;
   for (const ProgramTensor& t : plan.tensors)
-    if (t.role == TensorRole::param) params[t.name] = Tensor::randn(t.shape, DType::f32, seed++);
+    if (t.role == TensorRole::param) c.params[t.name] = Tensor::randn(t.shape, DType::f32, seed++);
   std::vector<std::int64_t> tok, tgt;
   for (int i = 0; i < 32; ++i) tok.push_back((i * 7) % 64), tgt.push_back((i * 5 + 3) % 64);
-  inputs["tok"] = Tensor::from_vector(tok, {2, 16});
-  inputs["tgt"] = Tensor::from_vector(tgt, {2, 16});
+  c.inputs["tok"] = Tensor::from_vector(tok, {2, 16});
+  c.inputs["tgt"] = Tensor::from_vector(tgt, {2, 16});
   Tensor mask = Tensor::zeros({16, 16});
   for (int i = 0; i < 16; ++i)
     for (int j = i + 1; j < 16; ++j) mask.data<float>()[i * 16 + j] = -1e9f;
-  inputs["mask"] = mask;
+  c.inputs["mask"] = mask;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("program train: recomputation equals keeping everything, bit for bit, in less memory", "[train]") {
+  const auto [p, o, params, inputs] = gpt2_case();
   struct Row {
     std::string what;
     std::vector<std::string> keep;
@@ -436,4 +454,67 @@ TEST_CASE("program train: recomputation equals keeping everything, bit for bit, 
   }
   CHECK_THROWS_WITH(compile_training(p, o, {.recompute = RecomputeOptions{.mode = RecomputeMode::checkpoints, .checkpoints = {"x", "tok"}}}, params),
                     "'tok' is no statement's result: only those can be kept for the backward");
+}
+
+TEST_CASE("program train: recompute auto fits its limit and equals keeping everything, bit for bit", "[train]") {
+  const auto [p, o, params, inputs] = gpt2_case();
+  Trainer all = compile_training(p, o, {.kind = Optimizer::adam, .lr = 1e-3}, params);
+  std::vector<double> want;
+  for (int s = 0; s < 3; ++s) want.push_back(all.step(inputs));
+  const std::int64_t full = all.peak_bytes_predicted();
+  int fitted = 0;
+  for (const double f : {0.98, 0.95, 0.92, 0.9, 0.85}) {
+    const auto limit = static_cast<std::int64_t>(static_cast<double>(full) * f);
+    CAPTURE(f, limit, full);
+    const RecomputeOptions r{.mode = RecomputeMode::automatic, .memory_limit = limit};
+    reset_storage_peak(Device::cpu());
+    const std::size_t before = storage_usage(Device::cpu()).bytes_in_use;
+    std::optional<Trainer> t;
+    try {
+      t.emplace(compile_training(p, o, {.kind = Optimizer::adam, .lr = 1e-3, .recompute = r}, params));
+    } catch (const Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains("memory limit"));  // below what any choice reaches
+      continue;
+    }
+    ++fitted;
+    CHECK(t->peak_bytes_predicted() <= limit);
+    CHECK(t->recompute().mode == RecomputeMode::automatic);
+    CHECK(t->recompute_flops() > Count(0));
+    for (int s = 0; s < 3; ++s) CHECK(t->step(inputs) == want[static_cast<std::size_t>(s)]);
+    CHECK(static_cast<std::int64_t>(storage_usage(Device::cpu()).peak_bytes_in_use - before) <= t->peak_bytes_predicted());
+    for (const auto& [name, w] : all.parameters()) {
+      CAPTURE(name);
+      CHECK(std::memcmp(t->parameters().at(name).data_ptr(), w.data_ptr(), w.nbytes()) == 0);
+    }
+  }
+  CHECK(fitted >= 2);
+  // a limit the whole step fits: nothing made again
+  Trainer roomy = compile_training(
+      p, o, {.kind = Optimizer::adam, .recompute = RecomputeOptions{.mode = RecomputeMode::automatic, .memory_limit = 2 * full}},
+      params);
+  CHECK(roomy.recompute_flops() == Count(0));
+  CHECK(roomy.peak_bytes_predicted() == full);
+  CHECK_THROWS_WITH(
+      compile_training(p, o, {.kind = Optimizer::adam, .recompute = RecomputeOptions{.mode = RecomputeMode::automatic, .memory_limit = full / 4}},
+                       params),
+      Catch::Contains("no choice of what to keep for the backward fits; the smallest peak found is"));
+}
+
+TEST_CASE("program train: the file's checkpoint lines are the default, --recompute none overrides them", "[train]") {
+  auto [p, o, params, inputs] = gpt2_case();
+  const ast::Program marked = parse_program(test::read_model("gpt2_train.ein") + "checkpoint h, y\n", "gpt2_train.ein");
+  Trainer lines = compile_training(marked, o, {.kind = Optimizer::sgd, .lr = 0.1}, params);
+  CHECK(lines.recompute().mode == RecomputeMode::checkpoints);
+  CHECK(lines.recompute().training.keep == std::vector<std::string>{"h", "y"});
+  Trainer named = compile_training(
+      p, o, {.kind = Optimizer::sgd, .lr = 0.1, .recompute = RecomputeOptions{.mode = RecomputeMode::checkpoints, .checkpoints = {"h", "y"}}},
+      params);
+  Trainer none = compile_training(marked, o, {.kind = Optimizer::sgd, .lr = 0.1, .recompute = RecomputeOptions{}}, params);
+  CHECK(none.recompute_flops() == Count(0));
+  CHECK(lines.recompute_flops() == named.recompute_flops());
+  CHECK(lines.peak_bytes_predicted() == named.peak_bytes_predicted());
+  CHECK(lines.peak_bytes_predicted() < none.peak_bytes_predicted());
+  const double a = lines.step(inputs), b = named.step(inputs), c = none.step(inputs);
+  CHECK(a == b);
+  CHECK(a == c);
 }

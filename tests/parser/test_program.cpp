@@ -204,6 +204,11 @@ TEST_CASE("program: each form of the language, as canonical text", "[program]") 
        "m = reduce(s, \"B D c -> B\", \"max\")\n"
        "p = map(x, m, \"B D, B -> B D\", \"mul\")\n"
        "output r p\noutput m\n"},
+      // checkpoint lines: names separated by ',' (or blanks), anywhere in the file
+      {"axes B=2\ncheckpoint  h ,g\ninput x: B\nh = map(x, \"B -> B\", \"exp\")\ng = map(h, \"B -> B\", \"exp\")\n"
+       "checkpoint k\nk = map(g, \"B -> B\", \"exp\")\n",
+       "axes B=2\ncheckpoint h, g\ninput x: B\nh = map(x, \"B -> B\", \"exp\")\ng = map(h, \"B -> B\", \"exp\")\n"
+       "checkpoint k\nk = map(g, \"B -> B\", \"exp\")\n"},
       // an output line may come first, and name an input
       {"output x y\naxes B=2\ninput x: B\ny = einsum(x, \"B ->\")\n",
        "output x y\naxes B=2\ninput x: B\ny = einsum(x, \"B ->\")\n"},
@@ -234,6 +239,18 @@ TEST_CASE("program: outputs default to the last statement, else the output lines
   CHECK(b.outputs[0].name == "h");
   CHECK(at(b.outputs[0].source) == "3:8");
   CHECK(b.outputs[1].name == "x");
+}
+
+TEST_CASE("program: checkpoint lines collect their names in order, with their places", "[program]") {
+  const ast::Program p = parse_program("axes B=2\ninput x: B\nh = map(x, \"B -> B\", \"exp\")\ncheckpoint g h\n"
+                                       "g = map(h, \"B -> B\", \"exp\")\nk = map(g, \"B -> B\", \"exp\")\n");
+  REQUIRE(p.checkpoints.size() == 2);
+  CHECK(p.checkpoints[0].name == "g");
+  CHECK(at(p.checkpoints[0].source) == "4:12");
+  CHECK(p.checkpoints[1].name == "h");
+  CHECK(p.outputs.size() == 1);  // a checkpoint line is no output line
+  CHECK(p.outputs[0].name == "k");
+  CHECK(parse_program("axes B=2\ninput x: B\nh = map(x, \"B -> B\", \"exp\")\n").checkpoints.empty());
 }
 
 TEST_CASE("program: a tab is one column, and comments may hold any UTF-8", "[program]") {

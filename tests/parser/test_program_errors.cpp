@@ -38,9 +38,9 @@ std::string with_caret(const std::string& shown, std::size_t column) {
 const std::vector<Row> rows = {
     // ---- lines
     {P + "input y: B, D", 3, 11, "unexpected ',': expected the end of the line (or a '#' comment)", "input y: B, D"},
-    {P + "3y = map(x)", 3, 1, "unexpected '3': a line is a declaration (axes, input, param, output), "
+    {P + "3y = map(x)", 3, 1, "unexpected '3': a line is a declaration (axes, input, param, output, checkpoint), "
                               "a statement 'name = op(...)' or a '#' comment", "3y = map(x)"},
-    {P + "input = map(x, \"B D -> B D\", \"exp\")", 3, 1, "a keyword (axes, input, param, output) cannot name a tensor",
+    {P + "input = map(x, \"B D -> B D\", \"exp\")", 3, 1, "a keyword (axes, input, param, output, checkpoint) cannot name a tensor",
      "input = map(x, \"B D -> B D\", \"exp\")"},
     // ---- axes
     {P + "axes", 3, 5, "expected NAME=LEN after 'axes': 'axes B=1024 D=256'", "axes"},
@@ -136,6 +136,19 @@ const std::vector<Row> rows = {
     {P + "output z", 3, 8, "output 'z' names no tensor", "output z"},
     {P + "h = map(x, \"B D -> B D\", \"exp\")\noutput h x h", 4, 12, "tensor 'h' is an output twice", "output h x h",
      4, 8, "first named here", "output h x h"},
+    // ---- checkpoints
+    {P + "h = map(x, \"B D -> B D\", \"exp\")\ncheckpoint", 4, 11,
+     "expected a statement's result after 'checkpoint' (names separated by ',')", "checkpoint"},
+    {P + "h = map(x, \"B D -> B D\", \"exp\")\ncheckpoint h,", 4, 14,
+     "expected a statement's result after 'checkpoint' (names separated by ',')", "checkpoint h,"},
+    {P + "h = map(x, \"B D -> B D\", \"exp\")\ncheckpoint g", 4, 12, "checkpoint 'g' names no tensor", "checkpoint g"},
+    {P + "h = map(x, \"B D -> B D\", \"exp\")\ncheckpoint h, x", 4, 15,
+     "checkpoint 'x' is an input or param: only a statement's result is kept for the backward or made again",
+     "checkpoint h, x", 2, 7, "declared here", line2},
+    {P + "h = map(x, \"B D -> B D\", \"exp\")\ncheckpoint h\ncheckpoint h", 5, 12, "tensor 'h' is a checkpoint twice",
+     "checkpoint h", 4, 12, "first named here", "checkpoint h"},
+    {P + "checkpoint = map(x, \"B D -> B D\", \"exp\")", 3, 1,
+     "a keyword (axes, input, param, output, checkpoint) cannot name a tensor", "checkpoint = map(x, \"B D -> B D\", \"exp\")"},
     {P, 3, 1, "the program has no statement: nothing to compute", ""},
     {"", 1, 1, "the program has no statement: nothing to compute", ""},
     // ---- carets after UTF-8 and tabs, and CRLF lines
