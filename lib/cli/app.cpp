@@ -348,7 +348,10 @@ void add_program_check(Cli& cli, CLI::App* program) {
   CLI::App* sub = program->add_subcommand(
       "check", "Check a model file: its names, then every statement's shapes and dtypes in one axis environment");
   sub->add_option("FILE", cli.program_check.file, "The model file (.ein)")->required()->type_name("");
-  sub->footer("Example:\n  einexpr program check examples/models/lecture2.ein");
+  sub->add_option("LENGTHS", cli.program_check.lengths, "NAME=LEN...: lengths that replace the file's axes lines")
+      ->type_name("");
+  sub->footer("Examples:\n  einexpr program check examples/models/lecture2.ein\n"
+              "  einexpr program check examples/models/lecture2.ein B=64");
   cli.commands.push_back({sub, [&cli] { return program_check_command(cli.program_check); }});
 }
 
@@ -366,6 +369,11 @@ void add_recompute_options(CLI::App* sub, RecomputeArgs& a) {
                   "--recompute auto: the most the step may hold at once (params, optimizer state, inputs, activations, "
                   "gradients, temporaries), as 1500000, 512KiB, 24MiB or 1.5GB")
       ->type_name("BYTES");
+  sub->add_option("--search-budget", a.search_budget,
+                  "--recompute auto: the most timelines its branch and bound plans after the greedy choice "
+                  "(default 20000; 0: the greedy choice alone)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_program_cost(Cli& cli, CLI::App* program) {

@@ -270,7 +270,7 @@ ast::Program read_program_file(const std::string& path) {
 
 std::optional<RecomputeOptions> recompute_options(const RecomputeArgs& a, const ast::Program& program) {
   const bool listed = a.checkpoints_given || !a.checkpoints.empty();
-  if (a.mode.empty() && !listed && a.memory_limit.empty()) return std::nullopt;  // the file's
+  if (a.mode.empty() && !listed && a.memory_limit.empty() && a.search_budget < 0) return std::nullopt;  // the file's
   const std::string mode = a.mode.empty() ? (listed ? "checkpoints" : "auto") : a.mode;
   RecomputeOptions o;
   try {
@@ -282,6 +282,9 @@ std::optional<RecomputeOptions> recompute_options(const RecomputeArgs& a, const 
     throw UsageError("--checkpoint names what --recompute checkpoints keeps, not --recompute " + mode);
   if (!a.memory_limit.empty() && o.mode != RecomputeMode::automatic)
     throw UsageError("--memory-limit is what --recompute auto fits the step into, not --recompute " + mode);
+  if (a.search_budget >= 0 && o.mode != RecomputeMode::automatic)
+    throw UsageError("--search-budget is for --recompute auto's search, not --recompute " + mode);
+  if (a.search_budget >= 0) o.search_budget = a.search_budget;
   if (o.mode == RecomputeMode::automatic && a.memory_limit.empty())
     throw UsageError("--recompute auto needs --memory-limit BYTES: the most the step may hold at once");
   if (o.mode == RecomputeMode::checkpoints) {

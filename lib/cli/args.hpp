@@ -30,6 +30,7 @@ struct RecomputeArgs {
   std::vector<std::string> checkpoints;  // --checkpoint: what checkpoints keeps (else the file's lines)
   bool checkpoints_given = false;        // checkpoints is the list even when empty (Python's [])
   std::string memory_limit;              // auto: "24MiB", "1500000"
+  int search_budget = -1;                // auto: timelines for the branch and bound (-1: the default)
 };
 /// The options `a` names for `program`; UsageError for a mode that is not one, --checkpoint
 /// without checkpoints, --memory-limit without auto (and auto without it).

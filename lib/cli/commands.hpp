@@ -98,9 +98,10 @@ struct DevicesArgs {
 };
 int devices_command(const DevicesArgs& args);
 
-/// program check FILE
+/// program check FILE [NAME=LEN ...]
 struct ProgramCheckArgs {
   std::string file;
+  std::vector<std::string> lengths;  // NAME=LEN: overrides of the program's axes
 };
 int program_check_command(const ProgramCheckArgs& args);
 

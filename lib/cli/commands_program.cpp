@@ -22,7 +22,9 @@ std::string shape_text(const ProgramPlan& plan, int id) {
 }  // namespace
 
 int program_check_command(const ProgramCheckArgs& args) {
-  const ProgramPlan plan = plan_program(read_program_file(args.file));
+  ProgramOptions options;
+  options.axes = parse_lengths(args.lengths);
+  const ProgramPlan plan = plan_program(read_program_file(args.file), options);
   std::cout << "ok: " << args.file << " (" << plan.axes_text() << ")\n";
   Table t({}, "llll");
   for (std::size_t id = 0; id < plan.tensors.size(); ++id) {
