@@ -62,6 +62,14 @@ TEST_CASE("program check: the tensors with their shapes, or the fault under a ca
   const test::CliResult missing = box.run({"program", "check", "nope.ein"});
   CHECK(missing.status == 1);
   CHECK(missing.err == "einexpr program check: error: cannot read nope.ein: no such file or it is not readable\n");
+  // lengths replace the axes line's, as program cost takes them
+  const test::CliResult sized = box.run({"program", "check", "m.ein", "B=8", "K=3"});
+  INFO(sized);
+  CHECK(sized.status == 0);
+  CHECK_THAT(sized.out, Catch::StartsWith("ok: m.ein (B=8 D=256 E=256 K=3)\n  x     input        [B=8, D=256] f32\n"));
+  const test::CliResult unknown = box.run({"program", "check", "m.ein", "Q=8"});
+  CHECK(unknown.status == 1);
+  CHECK_THAT(unknown.err, Catch::Contains("'Q'"));
 }
 
 TEST_CASE("program cost --json: the fields the issue names, with the lecture's figures", "[program]") {

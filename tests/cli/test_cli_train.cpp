@@ -275,7 +275,8 @@ TEST_CASE("program train: --recompute checkpoints gives the same run in less mem
       {{"--recompute", "checkpoints", "--memory-limit", "1MiB"},
        "--memory-limit is what --recompute auto fits the step into, not --recompute checkpoints"},
       {{"--memory-limit", "12 parsecs"}, "--memory-limit: memory size '12 parsecs' is not a byte count"},
-      {{"--progress", "-1"}, "--progress must be >= 0 seconds"}};
+      {{"--progress", "-1"}, "--progress must be >= 0 seconds"},
+      {{"--recompute", "checkpoints", "--search-budget", "10"}, "--search-budget is for --recompute auto's search"}};
   for (const Bad& b : usage) {
     std::vector<std::string> args = {"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1", "-o", "o"};
     args.insert(args.end(), b.args.begin(), b.args.end());
