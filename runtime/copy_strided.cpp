@@ -28,9 +28,8 @@ namespace {
 
 constexpr std::int64_t parallel_bytes = std::int64_t{1} << 20;  // smaller copies run on one thread
 constexpr std::int64_t piece_bytes = std::int64_t{64} << 10;    // rows are cut into pieces this long
-// Outputs from this size on are written with streaming stores. A constant: the VM's CPUID
-// reports a 320 MiB L3 for a 32 MiB one, so sysconf's cache size is not to be trusted.
-constexpr std::int64_t stream_bytes = std::int64_t{8} << 20;
+// Outputs from this size on are written with streaming stores (strided.hpp says why a constant).
+constexpr std::int64_t stream_bytes = stream_output_bytes;
 
 enum class Kind { rows, broadcast, gather };
 
@@ -193,5 +192,15 @@ void copy_strided(std::byte* dst, const Layout& dst_layout, const std::byte* src
     default: EINEXPR_ASSERT(false, "copy_strided: unsupported element size");
   }
 }
+
+void copy_bytes_streamed(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+  simd::stream_copy(dst, src, bytes);
+}
+
+void fill_streamed(std::byte* dst, const std::byte* value, std::size_t element_size, std::size_t count) noexcept {
+  simd::stream_fill(dst, value, element_size, count);
+}
+
+void streamed_fence() noexcept { simd::store_fence(); }
 
 }  // namespace einexpr

@@ -4,12 +4,14 @@
 // every thread; their plans, costs, bad inputs (messages and carets, nothing written), scalar
 // operands.
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <sstream>
 
 #include "data/index_torch_values.hpp"
 #include "einexpr/codegen/backward.hpp"
 #include "einexpr/einexpr.hpp"
+#include "einexpr/runtime/strided.hpp"
 #include "matchers.hpp"
 
 using namespace einexpr;
@@ -250,6 +252,40 @@ TEST_CASE("get_at, add_at and cross_entropy at sizes that run on every thread, a
       const double l = m + std::log(e) - at(tok[static_cast<std::size_t>(b * S + s)]);
       REQUIRE(std::fabs(got[static_cast<std::size_t>(b * S + s)] - l) <= 1e-5 * std::max(1.0, l));
     }
+}
+
+TEST_CASE("get_at and its gradient past the streaming size: rows prefetched and streamed, the fresh table streamed",
+          "[indexed]") {
+  // 3600 rows of 768 f32 (10.5 MiB out, above stream_output_bytes) from a 9 MiB table, the
+  // indices with repeats and both ends; the gradient fills a fresh 9 MiB table, then adds.
+  const std::int64_t V = 3001, D = 768, B = 4, S = 900;
+  REQUIRE(B * S * D * 4 >= stream_output_bytes);
+  REQUIRE(V * D * 4 >= stream_output_bytes);
+  std::vector<std::int64_t> tok(static_cast<std::size_t>(B * S));
+  for (std::size_t i = 0; i < tok.size(); ++i) tok[i] = static_cast<std::int64_t>((i * 7919 + 17) % 3001 % (i % 5 == 0 ? 61 : 3001));
+  tok[0] = 0;
+  tok[1] = V - 1;
+  const Tensor table = Tensor::randn({V, D}, DType::f32, 8);
+  const Tensor idx = Tensor::from_vector(tok, {B, S});
+  const Tensor x = get_at(table, idx, "[v] d, b s -> b s d");
+  const float* t = table.data<float>();
+  const float* got = x.data<float>();
+  for (std::size_t p = 0; p < tok.size(); ++p)
+    REQUIRE(std::memcmp(got + p * D, t + tok[p] * D, D * sizeof(float)) == 0);
+  // the gradient toward the table: zeros, then each row of dY added at its token, in order
+  const Compiled compiled(OpSpec::get_at(), "[v] d, b s -> b s d");
+  const std::vector<Tensor> in{table, idx};
+  const Plan& plan = compiled.plan(in);
+  const Tensor dy = Tensor::randn({B, S, D}, DType::f32, 9);
+  const std::vector<Tensor> g = run_gradients(plan, gradients(plan), in, x, dy);
+  REQUIRE(g.size() >= 1);
+  std::vector<float> want(static_cast<std::size_t>(V * D), 0.0f);
+  const float* dv = dy.data<float>();
+  for (std::size_t p = 0; p < tok.size(); ++p)
+    for (std::int64_t d = 0; d < D; ++d) want[static_cast<std::size_t>(tok[p] * D + d)] += dv[p * D + static_cast<std::size_t>(d)];
+  const Tensor dt = g[0].contiguous();
+  REQUIRE(dt.shape() == Shape{V, D});
+  REQUIRE(std::memcmp(dt.data<float>(), want.data(), want.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("get_at of every dtype moves elements bit for bit", "[indexed]") {

@@ -33,7 +33,14 @@ void gelu_grad_rows(const Nest<4>& nest, T* dst, const T* dy, const T* x) {
     const T k = T(0.7978845608028654), c = T(0.044715), c3 = T(3 * 0.044715);
     const T* xs = x + off[2];
     for (std::int64_t i = 0; i < n; ++i) u[i] = k * (xs[i] + c * xs[i] * xs[i] * xs[i]);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // u[0, n) is written just above
+#endif
     tanh_kernel(u, t, n, false);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
     const T* dys = dy + off[1];
     T* out = dst + off[0];
     for (std::int64_t i = 0; i < n; ++i)

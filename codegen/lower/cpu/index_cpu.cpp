@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "einexpr/runtime/parallel.hpp"
+#include "einexpr/runtime/strided.hpp"
 
 #include "cpu_kernels.hpp"
 #include "element.hpp"
@@ -129,11 +130,21 @@ Kernel fill_kernel(const Operand& dst, double value, DType dtype) {
     using S = typename decltype(tag)::type;
     const S v = Element<S>::store(static_cast<compute_t<S>>(value));
     const Nest<1> nest = Nest<1>::make(dst.layout.shape, {dst.layout.strides});
-    k.run = [dst, v, nest](const Workspace& ws) {
+    // a large contiguous output (add_at's fresh table) is filled with streaming stores: no read
+    // for ownership of lines written whole
+    const bool stream = nest.row_stride(0) == 1 &&
+                        checked_mul(checked_numel(dst.layout.shape), static_cast<std::int64_t>(sizeof(S))) >= stream_output_bytes;
+    k.run = [dst, v, nest, stream](const Workspace& ws) {
       S* base = buffer_ptr<S>(ws, dst.buffer) + dst.layout.offset;
       parallel_pieces(nest, 1 << 14, [&](const std::array<std::int64_t, 1>& off, std::int64_t len) {
         const std::int64_t s = nest.row_stride(0);
         S* p = base + off[0];
+        if (stream) {
+          fill_streamed(reinterpret_cast<std::byte*>(p), reinterpret_cast<const std::byte*>(&v), sizeof(S),
+                        static_cast<std::size_t>(len));
+          streamed_fence();
+          return;
+        }
         for (std::int64_t i = 0; i < len; ++i) p[i * s] = v;
       });
     };
@@ -151,6 +162,47 @@ Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& 
   Kernel k;
   k.name = "gather " + std::string(name(dtype)) + " " + layout_str(src.layout) + " at " + std::string(name(index_dtype)) +
            " " + layout_str(index.layout) + " -> " + layout_str(dst.layout);
+  // An embedding lookup: whole contiguous rows of the table, one index each, into contiguous
+  // rows of dst. Each thread walks its rows with the row eight ahead prefetched (a gathered
+  // row starts where no hardware prefetcher looks; 1, 2, 4 and 8 rows ahead of a 3 KB row
+  // measured 1.69, 1.69, 1.12 and 1.10 ms for GPT-2's lookup against a 1.14 ms memcpy); a large
+  // output is written with streaming stores (no read for ownership of lines written whole).
+  const bool rows = nest.shape.size() == 2 && nest.strides[0][1] == 1 && nest.strides[1][1] == 1 &&
+                    nest.strides[2][1] == 0 && nest.strides[1][0] == 0;
+  if (rows) {
+    const std::int64_t count = nest.shape[0], n = nest.shape[1];
+    const std::int64_t dstep = nest.strides[0][0], istep = nest.strides[2][0];
+    const auto row_bytes = static_cast<std::size_t>(n) * es;
+    const bool stream = checked_mul(checked_mul(count, n), static_cast<std::int64_t>(es)) >= stream_output_bytes;
+    k.name += stream ? " (rows, streamed)" : " (rows)";
+    k.run = [=](const Workspace& ws) {
+      const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
+      check_indices(idx, index.layout, index_dtype, length, "get_at's indices (operand 2)");
+      std::byte* out = buffer_ptr<std::byte>(ws, dst.buffer) + dst.layout.offset * static_cast<std::int64_t>(es);
+      const std::byte* table = buffer_ptr<const std::byte>(ws, src.buffer) + src.layout.offset * static_cast<std::int64_t>(es);
+      const auto e = static_cast<std::int64_t>(es);
+      auto row = [&](std::int64_t r) { return table + read_index(idx, index.layout.offset + r * istep, index_dtype) * stride * e; };
+      auto run = [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r) {
+          if (r + 8 < count) {
+            const std::byte* ahead = row(r + 8);
+            for (std::size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(ahead + b);
+          }
+          std::byte* d = out + r * dstep * e;
+          if (stream) copy_bytes_streamed(d, row(r), row_bytes);
+          else std::memcpy(d, row(r), row_bytes);
+        }
+        if (stream) streamed_fence();
+      };
+      if (num_threads() <= 1 || count <= 1 || count * n < parallel_threshold) {
+        run(0, count);
+        return;
+      }
+      const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(n, 1));
+      parallel_for(count, pieces_for(count, grain), [&](std::int64_t, std::int64_t b, std::int64_t end) { run(b, end); });
+    };
+    return k;
+  }
   k.run = [=](const Workspace& ws) {
     const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
     check_indices(idx, index.layout, index_dtype, length, "get_at's indices (operand 2)");
