@@ -195,6 +195,17 @@ Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps, const A
 Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps, const AxisLengths& lengths) {
   return normalize(x, pattern, Normalization::rms_norm, eps, lengths);
 }
+Tensor layer_norm(const Tensor& x, const Tensor& gain, const Tensor& bias, std::string_view pattern, double eps,
+                  const AxisLengths& lengths) {
+  const std::array<const Tensor*, 3> in{&x, &gain, &bias};
+  return execute(spec_of(NormalizeOptions{Normalization::layer_norm, eps}, lengths), pattern,
+                 std::span<const Tensor* const>(in), nullptr);
+}
+Tensor rms_norm(const Tensor& x, const Tensor& gain, std::string_view pattern, double eps, const AxisLengths& lengths) {
+  const std::array<const Tensor*, 2> in{&x, &gain};
+  return execute(spec_of(NormalizeOptions{Normalization::rms_norm, eps}, lengths), pattern,
+                 std::span<const Tensor* const>(in), nullptr);
+}
 
 // ---- out-parameter forms: planned to materialize, so the last step writes into `out` ----
 

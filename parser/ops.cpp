@@ -28,10 +28,12 @@ constexpr OpRow rows[] = {
      "softmax along the bracketed axes"},
     {"log_softmax",   Op::normalize,     1, 1,    Grammar::bracketed, FunctionArg::none,        -1,
      "log_softmax along the bracketed axes"},
-    {"layer_norm",    Op::normalize,     1, 1,    Grammar::bracketed, FunctionArg::none,        -1,
-     "layer normalization along the bracketed axes"},
-    {"rms_norm",      Op::normalize,     1, 1,    Grammar::bracketed, FunctionArg::none,        -1,
-     "RMS normalization along the bracketed axes"},
+    // layer_norm(x, g, b, "B S [D]") and rms_norm(x, g, "B S [D]"): the affine part's gain and
+    // bias over the bracketed axes, in their order (the pattern names x alone)
+    {"layer_norm",    Op::normalize,     1, 3,    Grammar::bracketed, FunctionArg::none,        -1,
+     "layer normalization along the bracketed axes, then a gain and a bias over them if given"},
+    {"rms_norm",      Op::normalize,     1, 2,    Grammar::bracketed, FunctionArg::none,        -1,
+     "RMS normalization along the bracketed axes, then a gain over them if given"},
     // indexed ops: the indexed axis in brackets, the indices an integer tensor
     {"get_at",        Op::get_at,        2, 2,    Grammar::indexed,   FunctionArg::none,        1,
      "gather rows at integer indices (an embedding lookup)"},

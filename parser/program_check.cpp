@@ -200,6 +200,8 @@ void ProgramChecker::tensor_count(const ast::Statement& s, const OpRow& row) con
                            "axis by name instead, e.g. 'a, b = rearrange(p, \"B (S + T) D -> B S D, B T D\")'");
   if (row.grammar == Grammar::packed) return;  // "i j * k" stands for every tensor packed
   const auto& operands = s.pattern.pattern.operands;
+  // a normalization's pattern names x alone; its gain and bias lie over the bracketed axes
+  if (row.op == Op::normalize && operands.size() == 1) return;
   const std::string counts = "the pattern has " + std::to_string(operands.size()) +
                              (operands.size() == 1 ? " operand" : " operands") + " but " +
                              std::to_string(n) + (n == 1 ? " tensor is" : " tensors are") + " given";

@@ -124,6 +124,13 @@ void bind_ops(py::module_& m) {
       },
       Release());
   m.def(
+      "normalize_affine",
+      [](const std::vector<Tensor>& inputs, const std::string& p, const std::string& kind, double eps,
+         const AxisLengths& l) {
+        return apply(OpSpec::normalize(parse_normalization(kind), eps, l), std::span<const Tensor>(inputs), p);
+      },
+      Release());
+  m.def(
       "map_pattern",
       [](const Tensor& x, const std::string& p, const std::string& f, const AxisLengths& l) {
         return map(x, p, std::string_view(f), l);

@@ -110,6 +110,16 @@ AtomView Derivation::normalization(const NormStep& forward, const std::vector<in
   return out;
 }
 
+AtomView Derivation::normalized(const NormStep& forward, int src, const Axes& order, const Axes& along) {
+  const std::vector<int> values = in_order({src}, order);
+  const AtomView out = new_result(order);
+  std::vector<int> dims;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (contains(along, order[i])) dims.push_back(static_cast<int>(i));
+  b_.add_step(NormStep{values, out.value, forward.kind, false, dims, forward.eps});
+  return out;
+}
+
 int Derivation::lay_out(const AtomView& g) {
   const Value& x = forward_.value(input_);
   for (const AtomDim& a : g.dims)

@@ -48,6 +48,9 @@ class Derivation {
   /// The backward pass of the forward's NormStep over `order`'s atoms, normalized along the
   /// atoms `along`: srcs dY, then Y or X, each viewed in `order`; the result contiguous.
   AtomView normalization(const NormStep& forward, const std::vector<int>& srcs, const Axes& order, const Axes& along);
+  /// The forward's NormStep itself over `order`'s atoms (X̂ = normalize(X) along `along`):
+  /// src viewed in `order`; the result contiguous. For the affine part's gain gradient.
+  AtomView normalized(const NormStep& forward, int src, const Axes& order, const Axes& along);
   /// dX from g, whose atoms are among x_axes(): laid out in X's dims (a view where the
   /// strides allow), broadcast along the x_axes() g lacks, written onto X's diagonal (an
   /// EmbedStep) where X holds an axis twice. Returns the output value.

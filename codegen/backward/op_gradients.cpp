@@ -187,27 +187,54 @@ std::vector<Gradient> reduce_gradients(const Plan& forward) {
   return {reduce_gradient(forward, *r)};
 }
 
+// y = normalize(x) along the bracketed atoms, then (layer_norm, rms_norm) · g and + b over
+// them: dX is the normalization's backward of dY · g; dg = sum(dY · X̂) and db = sum(dY)
+// over the other atoms, X̂ made again from X (the forward's normalized tensor is not kept:
+// only X is, as for dX).
 std::vector<Gradient> normalize_gradients(const Plan& forward) {
   const NormStep* n = nullptr;
   for (const Step& s : forward.steps)
     if (const auto* found = std::get_if<NormStep>(&s)) n = found;
   EINEXPR_ASSERT(n != nullptr && !n->backward, "backward: a normalize plan without its NormStep");
-  Derivation d(forward, 0, Op::normalize);
   const bool reads_y = n->kind == Normalization::softmax || n->kind == Normalization::log_softmax;
-  const int dy = d.add_dy(), v = reads_y ? d.add_y() : d.add_input(0);
+  EINEXPR_ASSERT(!reads_y || forward.num_inputs == 1, "backward: a softmax plan with an affine part");
   const Value& normalized = forward.value(n->dst);
   Axes along;
   for (int a : n->axes)
     for (AxisId id : normalized.dims.at(static_cast<std::size_t>(a))) along.push_back(id);
-  const int dx = d.lay_out(d.normalization(*n, {dy, v}, d.x_axes(), along));
-  std::string e;
-  switch (n->kind) {
-    case Normalization::softmax: e = "Y · (dY - sum(dY · Y))"; break;
-    case Normalization::log_softmax: e = "dY - exp(Y) · sum(dY)"; break;
-    case Normalization::layer_norm: e = "r · (dY - mean(dY) - X̂ · mean(dY · X̂))"; break;
-    case Normalization::rms_norm: e = "r · (dY - X̂ · mean(dY · X̂))"; break;
+  const bool gain = forward.num_inputs >= 2;
+  std::vector<Gradient> out;
+  {
+    Derivation d(forward, 0, Op::normalize);
+    const int dy = d.add_dy(), v = reads_y ? d.add_y() : d.add_input(0);
+    int upstream = dy;
+    if (gain) upstream = d.map(BinaryOp::mul, {dy, d.add_input(1)}, d.x_axes()).value;
+    const int dx = d.lay_out(d.normalization(*n, {upstream, v}, d.x_axes(), along));
+    const std::string r = gain ? "(dY · g)" : "dY";
+    std::string e;
+    switch (n->kind) {
+      case Normalization::softmax: e = "Y · (dY - sum(dY · Y))"; break;
+      case Normalization::log_softmax: e = "dY - exp(Y) · sum(dY)"; break;
+      case Normalization::layer_norm: e = "r · (" + r + " - mean(" + r + ") - X̂ · mean(" + r + " · X̂))"; break;
+      case Normalization::rms_norm: e = "r · (" + r + " - X̂ · mean(" + r + " · X̂))"; break;
+    }
+    out.push_back(std::move(d).finish(dx, e + " along [" + d.dims_text({along}) + "]"));
   }
-  return {std::move(d).finish(dx, e + " along [" + d.dims_text({along}) + "]")};
+  for (int i = 1; i < forward.num_inputs; ++i) {  // the gain, then the bias: summed over the other atoms
+    Derivation d(forward, i, Op::normalize);
+    const int dy = d.add_dy();
+    const Axes order = d.y_axes();
+    AtomView g = d.atoms(dy);
+    std::string e = "dY";
+    if (i == 1) {
+      const AtomView xhat = d.normalized(*n, d.add_input(0), order, along);
+      g = d.map(BinaryOp::mul, {dy, xhat.value}, order);
+      e = "dY · X̂";
+    }
+    g = contract_all(d.builder(), {g}, d.x_axes(), ContractionOrder::optimal);
+    out.push_back(std::move(d).finish(d.lay_out(g), "sum(" + e + ")"));
+  }
+  return out;
 }
 
 std::vector<Gradient> map_gradients(const Plan& forward) {

@@ -103,7 +103,7 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
             return plan_repeat(need(pattern, op), one(inputs, op), d.data, spec.lengths, o.copy);
           },
           [&](const NormalizeOptions& o) {
-            return plan_normalize(need(pattern, op), o.kind, one(inputs, op), d.data, spec.lengths, o.eps);
+            return plan_normalize(need(pattern, op), o.kind, inputs, d.data, spec.lengths, o.eps);
           },
           [&](const MapOptions& o) {
             if (pattern == nullptr) {

@@ -193,7 +193,7 @@ void ProgramPlanner::statement(const ast::Statement& s) {
   for (std::size_t i = 0; i < s.inputs.size(); ++i)
     inputs.push_back(s.is_literal(i) ? constant(s.inputs[i], *s.literals[i], dtype) : out_.tensor(s.inputs[i].name));
   if (op_row(s.op_name.name).grammar != Grammar::packed)  // pack's one pattern stands for every tensor
-    for (std::size_t i = 0; i < inputs.size(); ++i)
+    for (std::size_t i = 0; i < inputs.size() && i < s.pattern.pattern.operands.size(); ++i)  // not a norm's gain
       program_detail::check_operand(out_, env_, s, i, out_.tensor(inputs[i]));
   // One planned statement per output: a split "q, k = rearrange(x, "b (q + k) -> b q, b k")"
   // is one plan per part (each a view where the strides allow).

@@ -93,6 +93,10 @@ MODELS = [
     "g = map(h, \"B E -> B E\", \"gelu\")\nm = map(g, v, \"B E, E -> B E\", \"mul\")\ncheckpoint g\n"
     "loss = reduce(m, \"B E ->\", \"mean\")\n",
     MODEL_PRELUDE + 'h = einsum(x, w, "B D, D E -> B E")\ncheckpoint h, x\ncheckpoint h h\ncheckpoint\n',
+    # normalizations with their affine part in the statement, and a gain over the wrong dims
+    "axes B=2 S=3 D=4\ninput x: B S D\nparam g: D\nparam b: D\nn = layer_norm(x, g, b, \"B S [D]\")\n"
+    "r = rms_norm(n, g, \"B S [D]\")\nloss = reduce(r, \"B S D ->\", \"mean\")\n",
+    "axes B=2 S=3 D=4\ninput x: B S D\nparam g: S\nn = layer_norm(x, g, \"B S [D]\")\nm = softmax(x, g, \"B S [D]\")\n",
 ]
 
 

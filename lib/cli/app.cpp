@@ -155,7 +155,8 @@ void add_op_command(Cli& cli, OpArgs& args, const OpRow& row, const std::string&
         ->type_name("N")
         ->capture_default_str();
   // One input file, then the lengths; several files (one per pattern operand), then the lengths.
-  const bool files_and_lengths = row.max_inputs > 1 && row.op != Op::einsum && row.op != Op::map;
+  const bool files_and_lengths =  // a normalization takes x alone here (its affine form: C++, Python, model files)
+      row.max_inputs > 1 && row.op != Op::einsum && row.op != Op::map && row.op != Op::normalize;
   if (args.op == "map") {
     positional(sub->add_option("FUNCTION", args.function, "gelu, exp, ... (one input); add, mul, ... (two)"))
         ->required()

@@ -135,7 +135,7 @@ int run_op(const OpArgs& args) {
     MapArgs m = split_map_args(args.inputs);
     paths = std::move(m.files);
     lengths = std::move(m.lengths);
-  } else if (const OpRow& row = op_row(args.op); row.max_inputs > 1 && row.op != Op::einsum) {
+  } else if (const OpRow& row = op_row(args.op); row.max_inputs > 1 && row.op != Op::einsum && row.op != Op::normalize) {
     FileArgs f = split_file_args(args.inputs, pattern_operands(args.pattern));
     paths = std::move(f.files);
     lengths = std::move(f.lengths);

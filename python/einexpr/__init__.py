@@ -238,15 +238,32 @@ def log_softmax(x, pattern, **lengths):
     return _normalize(x, pattern, "log_softmax", 0.0, lengths)
 
 
-def layer_norm(x, pattern, eps=1e-5, **lengths):
+def _affine(x, pattern, kind, eps, parts, lengths):
+    """A normalization with its gain (and bias): one plan, as the model language's statement."""
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+        raise ArgumentError(f"eps must be a non-negative number, not {eps!r}")
+    tensors, kind_of = _tensors([x] + parts, "operand")
+    return _result(_core.normalize_affine(tensors, _pattern(pattern), kind, float(eps), _lengths(lengths)), kind_of)
+
+
+def layer_norm(x, pattern, eps=1e-5, *, weight=None, bias=None, **lengths):
     """layer_norm(x, "b s [d]"): (x - mean) / sqrt(var + eps) along the bracketed axes, the
-    population variance as torch's layer_norm; no affine part (multiply and add with map)."""
-    return _normalize(x, pattern, "layer_norm", eps, lengths)
+    population variance as torch's layer_norm. weight= and bias= (shaped as x's bracketed dims,
+    as torch's over normalized_shape) add the affine part in the same plan:
+    layer_norm(x, "b s [d]", weight=g, bias=b) is torch's F.layer_norm(x, (d,), g, b)."""
+    if weight is None and bias is None:
+        return _normalize(x, pattern, "layer_norm", eps, lengths)
+    if weight is None:
+        raise ArgumentError("layer_norm's bias needs a weight (give ones for none)")
+    return _affine(x, pattern, "layer_norm", eps, [weight] + ([] if bias is None else [bias]), lengths)
 
 
-def rms_norm(x, pattern, eps=1e-6, **lengths):
-    """rms_norm(x, "b s [d]"): x / sqrt(mean(x^2) + eps) along the bracketed axes."""
-    return _normalize(x, pattern, "rms_norm", eps, lengths)
+def rms_norm(x, pattern, eps=1e-6, *, weight=None, **lengths):
+    """rms_norm(x, "b s [d]"): x / sqrt(mean(x^2) + eps) along the bracketed axes; weight= (shaped
+    as the bracketed dims) multiplies the result in the same plan (LLaMA's RMSNorm)."""
+    if weight is None:
+        return _normalize(x, pattern, "rms_norm", eps, lengths)
+    return _affine(x, pattern, "rms_norm", eps, [weight], lengths)
 
 
 def get_at(table, indices, pattern, **lengths):

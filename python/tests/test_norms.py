@@ -77,3 +77,27 @@ def test_normalizations_match_torch():
     ]:
         assert isinstance(got, torch.Tensor)
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_affine_norms_match_torch():
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(8)
+    x = torch.randn(2, 5, 8, generator=gen, dtype=torch.float64)
+    g, b = torch.randn(8, generator=gen, dtype=torch.float64), torch.randn(8, generator=gen, dtype=torch.float64)
+    g2, b2 = torch.randn(5, 8, generator=gen, dtype=torch.float64), torch.randn(5, 8, generator=gen, dtype=torch.float64)
+    rms = x * torch.rsqrt(x.square().mean(-1, keepdim=True) + 1e-6) * g
+    for got, want in [
+        (einexpr.layer_norm(x, "b s [d]", weight=g, bias=b), torch.nn.functional.layer_norm(x, (8,), g, b)),
+        (einexpr.layer_norm(x, "b [s d]", weight=g2, bias=b2), torch.nn.functional.layer_norm(x, (5, 8), g2, b2)),
+        (einexpr.layer_norm(x, "b s [d]", weight=g), torch.nn.functional.layer_norm(x, (8,), g)),
+        (einexpr.rms_norm(x, "b s [d]", weight=g), rms),
+    ]:
+        assert isinstance(got, torch.Tensor)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    # numpy in, numpy out; a weight of the wrong shape names the dims it must cover
+    got = einexpr.layer_norm(x.numpy(), "b s [d]", weight=g.numpy(), bias=b.numpy())
+    np.testing.assert_allclose(got, torch.nn.functional.layer_norm(x, (8,), g, b).numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(einexpr.ShapeError, match="layer_norm's gain .tensor 2. has shape \\[5\\] but the bracketed dims"):
+        einexpr.layer_norm(x, "b s [d]", weight=torch.ones(5, dtype=torch.float64))
+    with pytest.raises(einexpr.ArgumentError, match="bias needs a weight"):
+        einexpr.layer_norm(x, "b s [d]", bias=b)

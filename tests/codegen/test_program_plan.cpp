@@ -161,6 +161,9 @@ TEST_CASE("program plan: semantic errors, with line:col, caret and a note at the
       {head + "h = reduce(x, \"B D -> B\", \"any\")", 4, 5,
        "reduce 'any' on f32: any and all take bool tensors (compare first, or use max/min)"},
       {"axes B=4\ninput x: B i32\nh = map(x, \"B -> B\", \"exp\")", 3, 5, "map 'exp' needs a floating dtype, not i32"},
+      // a normalization's gain over other dims than the bracketed ones
+      {head + "param g: B\nh = layer_norm(x, g, \"B [D]\")", 5, 5,
+       "layer_norm's gain (tensor 2) has shape [4] but the bracketed dims of x are [3]: one element per position along them"},
   };
   // clang-format on
   for (const Row& r : rows) {

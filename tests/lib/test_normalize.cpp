@@ -78,6 +78,45 @@ TEST_CASE("normalizations match torch: values, edge cases and autograd's gradien
   }
 }
 
+TEST_CASE("layer_norm and rms_norm with their affine part match torch: values and the gradients of x, gain, bias",
+          "[normalize]") {
+  for (const torch_values::AffineNormCase& c : torch_values::affine_norm_cases) {
+    CAPTURE(c.what, c.pattern, name(c.normalization));
+    const bool bias = !c.bias.empty();
+    const Tensor x = Tensor::from_doubles(c.input, c.shape, c.dtype);
+    const Tensor g = Tensor::from_doubles(c.gain, c.gain_shape, c.dtype);
+    const Tensor b = bias ? Tensor::from_doubles(c.bias, c.gain_shape, c.dtype) : Tensor();
+    const Tensor y = bias ? layer_norm(x, g, b, c.pattern, c.eps) : rms_norm(x, g, c.pattern, c.eps);
+    REQUIRE(y.shape() == x.shape());
+    const bool f64 = c.dtype == DType::f64;
+    check_values(y.to_vector<double>(), c.expected, f64 ? 1e-12 : 2e-6, 1.0);
+    const Compiled compiled(OpSpec::normalize(c.normalization, c.eps), c.pattern);
+    std::vector<Tensor> in{x, g};
+    if (bias) in.push_back(b);
+    const Tensor dy = Tensor::from_doubles(c.dy, c.shape, c.dtype);
+    const std::vector<Tensor> grads = run_gradients(compiled.plan(in), in, y, dy);
+    REQUIRE(grads.size() == in.size());
+    const std::vector<const std::vector<double>*> want = {&c.dx, &c.dgain, &c.dbias};
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(grads[i].shape() == in[i].shape());
+      double largest = 0;
+      for (double v : *want[i]) largest = std::max(largest, std::fabs(v));
+      check_values(grads[i].to_vector<double>(), *want[i], f64 ? 1e-10 : 2e-5, largest);
+    }
+  }
+  // the gain and bias must cover the bracketed dims, and softmax takes none
+  const Tensor x = Tensor::randn({2, 3, 4});
+  CHECK_THROWS_WITH(layer_norm(x, Tensor::randn({3}), Tensor::randn({4}), "b s [d]"),
+                    Catch::StartsWith("layer_norm's gain (tensor 2) has shape [3] but the bracketed dims of x are [4]: "
+                                      "one element per position along them"));
+  CHECK(rms_norm(x, Tensor::randn({3, 4}), "b [s d]").shape() == x.shape());  // a gain over both bracketed dims
+  CHECK_THROWS_WITH(apply(OpSpec::normalize(Normalization::softmax), {x, x}, "b s [d]"),
+                    Catch::StartsWith("softmax takes one tensor, not 2"));
+  CHECK_THROWS_WITH(apply(OpSpec::normalize(Normalization::rms_norm, 1e-6), {x, Tensor::randn({4}), Tensor::randn({4})}, "b s [d]"),
+                    Catch::StartsWith("rms_norm takes 1 or 2 tensors (x, a gain), not 3"));
+}
+
 TEST_CASE("normalizations match the f64 reference on every float dtype and layout", "[normalize]") {
   struct Row {
     const char* pattern;

@@ -121,6 +121,19 @@ l = cross_entropy(logits, tgt, "B S [V], B S -> B S")
 loss = reduce(l, "B S ->", "mean")
 )ein";
 
+const char* const kAffineNorms = R"ein(
+axes B=2 S=3 D=4
+input x: B S D
+param g: D
+param b: D
+param r: D
+param w: D D
+n = layer_norm(x, g, b, "B S [D]")
+h = einsum(n, w, "B S D, D E -> B S E", E=4)
+q = rms_norm(h, r, "B S [E]")
+loss = reduce(q, "B S E ->", "mean")
+)ein";
+
 Tensor randn(Shape s, std::uint64_t seed, double scale = 1) {
   Tensor t = Tensor::randn(std::move(s), DType::f64, seed);
   double* p = t.data<double>();
@@ -138,6 +151,19 @@ TEST_CASE("program train: the gradients of a step equal finite differences of th
   SECTION("max, exp, softmax, layer_norm, a residual, a number") {
     check_gradients(kNormsAndNumbers,
                     {{"x", randn({2, 3, 4}, 4)}}, {{"g", randn({4}, 5)}, {"w", randn({4, 4}, 6, 0.5)}});
+  }
+  SECTION("layer_norm with a gain and a bias, rms_norm with a gain, in one statement each") {
+    check_gradients(kAffineNorms, {{"x", randn({2, 3, 4}, 9)}},
+                    {{"g", randn({4}, 10)}, {"b", randn({4}, 11)}, {"r", randn({4}, 12)}, {"w", randn({4, 4}, 13, 0.5)}});
+    // the backward keeps x and the einsum's input n, no normalized or scaled copy of x
+    const ProgramPlan plan = plan_program(parse_program(kAffineNorms, "fd.ein"), {.dtype = DType::f64});
+    const TrainingPlan t = plan_training(plan);
+    std::set<std::string> kept;
+    for (int b : t.activations) {
+      const int tensor = plan.buffers[static_cast<std::size_t>(t.buffers[static_cast<std::size_t>(b)].program_buffer)].tensor;
+      kept.insert(tensor >= 0 ? plan.tensor(tensor).name : "?");
+    }
+    CHECK(kept == std::set<std::string>{"n", "h"});  // x is an input (its own memory)
   }
   SECTION("token ids: get_at, a tied head, cross_entropy on integer targets") {
     Tensor tok = Tensor::from_vector(std::vector<std::int64_t>{1, 4, 4, 0, 2, 3}, {2, 3});

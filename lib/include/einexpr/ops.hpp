@@ -210,12 +210,20 @@ Tensor softmax(const Tensor& x, std::string_view pattern, const AxisLengths& len
 /// x - m - log(sum exp(x - m)) along the bracketed axes.
 Tensor log_softmax(const Tensor& x, std::string_view pattern, const AxisLengths& lengths = {});
 /// (x - mean) / sqrt(var + eps) along the bracketed axes: torch's layer_norm without its
-/// affine part (scale and shift with map: map(y, g, "b s d, d -> b s d", "mul")). var is the
-/// population variance (correction 0, as torch's layer_norm), eps 1e-5 by default as torch.
+/// affine part. var is the population variance (correction 0, as torch's layer_norm), eps
+/// 1e-5 by default as torch.
 Tensor layer_norm(const Tensor& x, std::string_view pattern, double eps = 1e-5, const AxisLengths& lengths = {});
+/// With the affine part: · gain + bias, both shaped as x's bracketed dims in order (torch's
+/// weight and bias over normalized_shape): layer_norm(x, g, b, "b s [d]"). One plan, whose
+/// backward keeps x only (dg = sum(dY · x̂) makes x̂ again).
+Tensor layer_norm(const Tensor& x, const Tensor& gain, const Tensor& bias, std::string_view pattern, double eps = 1e-5,
+                  const AxisLengths& lengths = {});
 /// x / sqrt(mean(x²) + eps) along the bracketed axes (RMSNorm without its scale); eps 1e-6 by
 /// default (LLaMA's; torch's nn.RMSNorm, newer than torch 1.13, defaults to the dtype's epsilon).
 Tensor rms_norm(const Tensor& x, std::string_view pattern, double eps = 1e-6, const AxisLengths& lengths = {});
+/// With its gain (shaped as x's bracketed dims): rms_norm(x, g, "b s [d]"), LLaMA's RMSNorm.
+Tensor rms_norm(const Tensor& x, const Tensor& gain, std::string_view pattern, double eps = 1e-6,
+                const AxisLengths& lengths = {});
 /// Any of the four by value; eps is read by layer_norm and rms_norm only (their defaults above
 /// are default_eps(kind), plan.hpp).
 Tensor normalize(const Tensor& x, std::string_view pattern, Normalization kind, double eps = 0,

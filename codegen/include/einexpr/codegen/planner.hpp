@@ -194,10 +194,14 @@ Plan plan_pack(const ast::Pattern& pattern, std::span<const Layout> inputs, DTyp
 Plan plan_unpack(const ast::Pattern& pattern, const Layout& input, DType dtype, const std::vector<Shape>& shapes,
                  int output);
 
-/// softmax, log_softmax, layer_norm or rms_norm of `input` along the axes `pattern` brackets
-/// (parse_bracketed's "b h q [k]"): one NormStep into a new buffer. DTypeError for a
-/// non-float dtype, Error for a negative or non-finite eps.
-Plan plan_normalize(const ast::Pattern& pattern, Normalization kind, const Layout& input, DType dtype,
+/// softmax, log_softmax, layer_norm or rms_norm of inputs[0] along the axes `pattern`
+/// brackets (parse_bracketed's "b h q [k]"): one NormStep into a new buffer. layer_norm's
+/// inputs[1] and inputs[2] and rms_norm's inputs[1] are the affine part, a gain (a map mul)
+/// and a bias (a map add) whose dims are the bracketed dims of inputs[0] in order, as
+/// torch's weight and bias over normalized_shape. DTypeError for a non-float dtype, Error for
+/// a negative or non-finite eps or a softmax given more than one tensor, ShapeError for a gain
+/// or bias of another shape.
+Plan plan_normalize(const ast::Pattern& pattern, Normalization kind, std::span<const Layout> inputs, DType dtype,
                     const AxisLengths& lengths = {}, double eps = 0);
 
 /// The shape each operand of `pattern` has when its axes have `sizes` (compositions

@@ -28,7 +28,8 @@
 // map (one tensor + a unary function, or two + a binary one), softmax, log_softmax,
 // layer_norm, rms_norm (one tensor; the pattern names the axes to normalize along in
 // brackets, "B S [D]"; eps is default_eps: 1e-5 for layer_norm as torch's, 1e-6 for
-// rms_norm), get_at, add_at, cross_entropy (the indexed axis in brackets, "[V] D, B S -> B S D";
+// rms_norm; layer_norm(x, g, b, "B S [D]") and rms_norm(x, g, "B S [D]") add the affine
+// part, g and b over the bracketed dims, which the pattern does not name), get_at, add_at, cross_entropy (the indexed axis in brackets, "[V] D, B S -> B S D";
 // the indices an i64 or i32 tensor): the rows of the op registry (parser/ops.hpp);
 // rearrange of several tensors concatenates ("B S1 D, B S2 D -> B (S1 + S2) D");
 // FUNCTION: the reduction or function name; AXIS=LEN defines an axis for the
