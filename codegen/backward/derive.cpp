@@ -99,25 +99,24 @@ AtomView Derivation::map(std::variant<UnaryOp, BinaryOp, GradOp> f, const std::v
   return out;
 }
 
-AtomView Derivation::normalization(const NormStep& forward, const std::vector<int>& srcs, const Axes& order,
-                                   const Axes& along) {
+AtomView Derivation::norm_step(const NormStep& forward, const std::vector<int>& srcs, const Axes& order,
+                               const Axes& along, bool backward) {
   const std::vector<int> values = in_order(srcs, order);
   const AtomView out = new_result(order);
   std::vector<int> dims;
   for (std::size_t i = 0; i < order.size(); ++i)
     if (contains(along, order[i])) dims.push_back(static_cast<int>(i));
-  b_.add_step(NormStep{values, out.value, forward.kind, true, dims, forward.eps});
+  b_.add_step(NormStep{values, out.value, forward.kind, backward, dims, forward.eps});
   return out;
 }
 
+AtomView Derivation::normalization(const NormStep& forward, const std::vector<int>& srcs, const Axes& order,
+                                   const Axes& along) {
+  return norm_step(forward, srcs, order, along, true);
+}
+
 AtomView Derivation::normalized(const NormStep& forward, int src, const Axes& order, const Axes& along) {
-  const std::vector<int> values = in_order({src}, order);
-  const AtomView out = new_result(order);
-  std::vector<int> dims;
-  for (std::size_t i = 0; i < order.size(); ++i)
-    if (contains(along, order[i])) dims.push_back(static_cast<int>(i));
-  b_.add_step(NormStep{values, out.value, forward.kind, false, dims, forward.eps});
-  return out;
+  return norm_step(forward, {src}, order, along, false);
 }
 
 int Derivation::lay_out(const AtomView& g) {

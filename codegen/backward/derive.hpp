@@ -63,6 +63,9 @@ class Derivation {
   std::vector<int> in_order(const std::vector<int>& srcs, const Axes& order);
   /// A new contiguous value with `order`'s atoms.
   AtomView new_result(const Axes& order);
+  /// A NormStep of the forward's kind over `order`'s atoms (backward: its backward pass).
+  AtomView norm_step(const NormStep& forward, const std::vector<int>& srcs, const Axes& order, const Axes& along,
+                     bool backward);
 
   const Plan& forward_;
   int input_;
