@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "cost/units.hpp"
 #include "einexpr/codegen/cost.hpp"
 #include "program/backward_plan.hpp"
 #include "program/training_memory.hpp"
@@ -45,18 +46,9 @@ Count recompute_flops(const ProgramPlan& plan, const TrainingPlan& training) {
 
 namespace {
 
+/// "23068672 bytes (22.00 MiB)"; below 1 KiB, "1000 bytes".
 std::string show_bytes(std::int64_t b) {
-  const double v = static_cast<double>(b);
-  const char* unit = "B";
-  double shown = v;
-  for (const char* u : {"KiB", "MiB", "GiB", "TiB"}) {
-    if (shown < 1024) break;
-    shown /= 1024;
-    unit = u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%lld bytes (%.4g %s)", static_cast<long long>(b), shown, unit);
-  return unit == std::string("B") ? std::to_string(b) + " bytes" : std::string(buf);
+  return std::to_string(b) + (b == 1 ? " byte" : " bytes") + (b >= 1024 ? " (" + detail::iec(static_cast<double>(b)) + ")" : "");
 }
 
 // One choice of what to keep, tried.

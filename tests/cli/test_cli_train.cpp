@@ -359,7 +359,7 @@ TEST_CASE("program train: --recompute auto fits --memory-limit, the run unchange
   CHECK(fitted >= 1);
   const test::CliResult none = run({"--recompute", "auto", "--memory-limit", "1KiB", "-o", "none"});
   CHECK(none.status == 1);
-  CHECK_THAT(none.err, Catch::StartsWith("einexpr program train: error: memory limit 1024 bytes (1 KiB): no choice of what to "
+  CHECK_THAT(none.err, Catch::StartsWith("einexpr program train: error: memory limit 1024 bytes (1.00 KiB): no choice of what to "
                                          "keep for the backward fits; the smallest peak found is "));
   CHECK_FALSE(std::filesystem::exists(box.path("none")));
   // a progress line per step with --progress 0
