@@ -270,6 +270,8 @@ void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
 }
 
 void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed) const {
+  for (int t : training.zeroed)  // a stack some of whose layers' slices get no gradient
+    std::memset(grad_ptr(t), 0, static_cast<std::size_t>(checked_numel(plan.tensor(t).shape)) * element_size(plan.tensor(t).dtype));
   for (int o : training.seeds) {  // dY = 1 (1/K for each of K micro-batches)
     const DType d = plan.tensor(o).dtype;
     std::byte* p = grad_ptr(o);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -50,6 +51,12 @@ struct ProgramBuilder {
   Op op = Op::einsum;
   std::optional<ast::PatternArg> pattern;
   std::optional<ast::StringArg> function;
+  bool call = false;                    // the statement calls a block, not an op
+
+  // ---- blocks ----
+  std::optional<ast::BlockDecl> block;  // the block being read: its lines go into it
+  bool block_open = false;              // its header line is complete
+  std::set<std::string, std::less<>> blocks;  // the blocks defined so far (calls may follow)
 
   template <typename Input>
   std::size_t offset(const Input& in) const {
@@ -68,7 +75,12 @@ struct ProgramBuilder {
     throw ProgramError(reason, file, text, at);
   }
   void add(ast::Item item) {
-    items.push_back(std::move(item));
+    if (block_open) {
+      into_block(std::move(item));
+    } else {
+      items.push_back(std::move(item));
+    }
+    call = false;
     defs.clear();
     dims.clear();
     dtype.reset();
@@ -77,6 +89,29 @@ struct ProgramBuilder {
     more_names.clear();
     pattern.reset();
     function.reset();
+  }
+  // Inside a block: its statements and checkpoint lines; anything else is refused at its line.
+  void into_block(ast::Item item) {
+    const std::string in = " inside block '" + block->name.name + "' (its body holds statements and checkpoint lines)";
+    if (auto* s = std::get_if<ast::Statement>(&item)) {
+      if (!s->lengths.empty())
+        fail(s->lengths.front().source.span.begin,
+             "axis=length" + in + ": give the axis its length on an axes line, once for every layer");
+      block->statements.push_back(std::move(*s));
+      return;
+    }
+    if (auto* c = std::get_if<ast::CheckpointDecl>(&item)) {
+      block->checkpoints.push_back(std::move(*c));
+      return;
+    }
+    const std::size_t at = std::visit([](const auto& i) { return i.source.span.begin; }, item);
+    if (const auto* d = std::get_if<ast::TensorDecl>(&item))
+      fail(at, "a declaration" + in + ": declare '" + d->name.name + "' before the block, with the layer axis first "
+               "('" + std::string(ast::name(d->kind)) + " " + d->name.name + ": " + block->axis.name +
+               " ...') to give each layer its own slice");
+    if (std::holds_alternative<ast::AxesDecl>(item)) fail(at, "an axes line" + in + ": give the axes before the block");
+    if (std::holds_alternative<ast::OutputDecl>(item)) fail(at, "an output line" + in + ": name the outputs outside it");
+    fail(at, "a block call" + in + ": blocks do not call blocks");
   }
 };
 
@@ -218,12 +253,87 @@ struct action<checkpoint_decl> {
 };
 
 template <>
+struct action<kw_block> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    if (b.block)
+      b.fail(b.offset(in), "a block inside block '" + b.block->name.name + "': blocks do not nest; close it with "
+                           "'end' first");
+    b.block.emplace();
+  }
+};
+
+template <>
+struct action<block_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    if (find_op_row(in.string_view()))
+      b.fail(b.offset(in), "block '" + in.string() + "' has the name of an op: give it another");
+    if (b.blocks.count(in.string_view())) b.fail(b.offset(in), "block '" + in.string() + "' is defined twice");
+    b.block->name = b.identifier(in);
+  }
+};
+
+template <>
+struct action<block_param> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.block->params.push_back(b.identifier(in)); }
+};
+
+template <>
+struct action<block_axis> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.block->axis = b.identifier(in); }
+};
+
+template <>
+struct action<block_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.block->source = b.source(in);
+    b.block_open = true;
+  }
+};
+
+template <>
+struct action<end_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    if (!b.block) b.fail(b.offset(in), "'end' without a block to end: a block starts 'block NAME(x) over L'");
+    if (b.block->statements.empty())
+      b.fail(b.offset(in), "block '" + b.block->name.name + "' has no statement: nothing to apply per layer");
+    b.block->end = b.source(in);
+    b.blocks.insert(b.block->name.name);
+    b.block_open = false;
+    ast::BlockDecl done = std::move(*b.block);
+    b.block.reset();
+    b.add(std::move(done));
+  }
+};
+
+template <>
+struct action<program> {
+  template <typename Input>
+  static void apply(const Input& /*in*/, ProgramBuilder& b) {
+    if (b.block)
+      b.fail(b.block->source.span.begin,
+             "block '" + b.block->name.name + "' is not closed: end its body with a line 'end'");
+  }
+};
+
+template <>
 struct action<op_name> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) {
+    if (b.blocks.count(in.string_view())) {
+      b.call = true;
+      b.op_name = b.identifier(in);
+      return;
+    }
     const OpRow* row = find_op_row(in.string_view());
     if (!row)
-      b.fail(b.offset(in), "unknown op '" + in.string() + "': the ops are " + op_row_names());
+      b.fail(b.offset(in), "unknown op '" + in.string() + "': the ops are " + op_row_names() +
+                               (b.blocks.empty() ? std::string() : ", and the blocks defined above"));
     b.op = row->op;
     b.op_name = b.identifier(in);
   }
@@ -248,6 +358,9 @@ struct action<scalar_arg> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) {
     const std::string what = "number " + in.string() + " after ";
+    if (b.call)
+      b.fail(b.offset(in), "number " + in.string() + " in a call of block '" + b.op_name.name +
+                               "': a block takes tensors; a number goes into one of its statements");
     if (b.pattern)
       b.fail(b.offset(in), what + "the pattern: the operands come first, 'op(x, 0.5, \"pattern\")'; an axis length "
                                   "is axis=length");
@@ -267,6 +380,9 @@ struct action<string_arg> {
   static void apply(const Input& in, ProgramBuilder& b) {
     const std::size_t at = b.offset(in);
     const std::string_view body = in.string_view().substr(1, in.size() - 2);
+    if (b.call)
+      b.fail(at, "a string in a call of block '" + b.op_name.name + "': a block takes tensors only, 'h = " +
+                     b.op_name.name + "(x)'");
     if (!b.defs.empty()) b.fail(at, "a string after axis=length: the lengths come last");
     if (b.function)
       b.fail(at, "a third string: a call takes its pattern and at most one more string");
@@ -286,6 +402,16 @@ template <>
 struct action<statement> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) {
+    if (b.call) {
+      if (!b.defs.empty())
+        b.fail(b.defs.front().source.span.begin, "axis=length in a call of block '" + b.op_name.name +
+                                                     "': a block takes tensors only");
+      if (!b.more_names.empty())
+        b.fail(b.more_names.front().source.span.begin,
+               "block '" + b.op_name.name + "' gives one tensor: name one result, 'h = " + b.op_name.name + "(x)'");
+      b.add(ast::BlockCall{std::move(b.name), std::move(b.op_name), std::move(b.names), b.source(in)});
+      return;
+    }
     if (!b.pattern)
       b.fail(b.offset(in) + in.size() - 1,
              "expected a pattern string: 'name = " + b.op_name.name +

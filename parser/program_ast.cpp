@@ -21,7 +21,14 @@ const Item* find_tensor(const Program& program, std::string_view name) noexcept 
       for (const Identifier& n : s->more_names)
         if (n.name == name) return &item;
     }
+    if (const auto* c = std::get_if<BlockCall>(&item); c && c->name.name == name) return &item;
   }
+  return nullptr;
+}
+
+const BlockDecl* find_block(const Program& program, std::string_view name) noexcept {
+  for (const Item& item : program.items)
+    if (const auto* b = std::get_if<BlockDecl>(&item); b && b->name.name == name) return b;
   return nullptr;
 }
 
@@ -89,6 +96,21 @@ std::string text_of(const Statement& st) {
   s += "\"" + to_string(st.pattern.pattern) + "\"";
   if (st.function) s += ", \"" + st.function->text + "\"";
   for (const AxisDef& d : st.lengths) s += ", " + text_of(d);
+  return s + ")";
+}
+
+std::string text_of(const BlockDecl& b) {
+  std::string s = "block " + b.name.name + "(";
+  for (std::size_t i = 0; i < b.params.size(); ++i) s += (i ? ", " : "") + b.params[i].name;
+  s += ") over " + b.axis.name + "\n";
+  for (const Statement& st : b.statements) s += "  " + text_of(st) + "\n";
+  for (const CheckpointDecl& c : b.checkpoints) s += "  " + text_of(c) + "\n";
+  return s + "end";
+}
+
+std::string text_of(const BlockCall& c) {
+  std::string s = c.name.name + " = " + c.block.name + "(";
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) s += (i ? ", " : "") + c.inputs[i].name;
   return s + ")";
 }
 

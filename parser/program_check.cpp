@@ -2,6 +2,7 @@
 // in source order; the first fault throws ProgramError, with a note where a second place
 // matters (the first definition of a name defined twice, the later definition of a name
 // used too early). Tensors and axes are two namespaces.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -75,6 +76,8 @@ class ProgramChecker {
   void check(const ast::OutputDecl& decl);
   void check(const ast::CheckpointDecl& decl);
   void check(const ast::Statement& s);
+  void check(const ast::BlockDecl& b);
+  void check(const ast::BlockCall& c);
   void tensor_count(const ast::Statement& s, const OpRow& row) const;
   void function(const ast::Statement& s, const OpRow& row) const;
   void pattern(const ast::Statement& s) const;
@@ -89,7 +92,8 @@ class ProgramChecker {
   std::vector<Identifier> outputs_;
   std::vector<Identifier> checkpoints_;
   std::unordered_map<std::string, Source> results_;  // every statement's results, where made
-  const ast::Statement* last_ = nullptr;
+  std::unordered_map<std::string, const ast::BlockDecl*> blocks_;  // defined so far
+  std::vector<Identifier> last_;  // the last top-level statement's results (or block call's)
 };
 
 // Where every name is first defined, for "used before its definition" notes.
@@ -105,6 +109,10 @@ void ProgramChecker::collect() {
       for (const Identifier& n : s->more_names) results_.emplace(n.name, n.source);
       for (const Identifier& n : s->more_names) tensors_.anywhere.emplace(n.name, n.source);
       for (const ast::AxisDef& d : s->lengths) axes_.anywhere.emplace(d.name.name, d.name.source);
+    }
+    if (const auto* c = std::get_if<ast::BlockCall>(&item)) {
+      tensors_.anywhere.emplace(c->name.name, c->name.source);
+      results_.emplace(c->name.name, c->name.source);
     }
   }
 }
@@ -179,7 +187,73 @@ void ProgramChecker::check(const ast::Statement& s) {
   pattern_axes(s);
   define(tensors_, s.name);
   for (const Identifier& n : s.more_names) define(tensors_, n);
-  last_ = &s;
+  last_ = {s.name};
+  last_.insert(last_.end(), s.more_names.begin(), s.more_names.end());
+}
+
+// A block: its layer axis is defined; its parameters are new names; its body is checked as
+// top-level statements are, in a scope of its own (the parameters, the program's names defined
+// so far, its statements); its checkpoint lines name its statements; its result is one tensor.
+void ProgramChecker::check(const ast::BlockDecl& b) {
+  use(axes_, b.axis.name, b.axis.source);
+  const Names outer = tensors_;
+  const std::vector<Identifier> outer_last = last_;
+  for (const Identifier& p : b.params) {
+    if (const auto it = tensors_.so_far.find(p.name); it != tensors_.so_far.end()) {
+      const bool param = std::any_of(b.params.begin(), b.params.end(), [&](const Identifier& q) {
+        return q.source == it->second;
+      });
+      fail(p.source, param ? "block parameter " + quoted(p.name) + " is named twice"
+                           : "block parameter " + quoted(p.name) + " is also a tensor of the program: give it "
+                             "another name (a name means one thing)",
+           it->second, param ? "first named here" : "defined here");
+    }
+    tensors_.so_far.emplace(p.name, p.source);
+  }
+  for (const ast::Statement& s : b.statements) {
+    tensors_.anywhere.emplace(s.name.name, s.name.source);
+    for (const Identifier& n : s.more_names) tensors_.anywhere.emplace(n.name, n.source);
+  }
+  for (const ast::Statement& s : b.statements) check(s);
+  const ast::Statement& result = b.statements.back();
+  if (!result.more_names.empty())
+    fail(result.more_names.front().source,
+         "block " + quoted(b.name.name) + " gives its last statement's result, one tensor: this split makes " +
+             std::to_string(1 + result.more_names.size()) + "; add a statement after it");
+  std::unordered_map<std::string, Source> seen;
+  for (const ast::CheckpointDecl& c : b.checkpoints)
+    for (const Identifier& n : c.names) {
+      bool made = false;
+      for (const ast::Statement& s : b.statements) {
+        made = made || s.name.name == n.name;
+        for (const Identifier& m : s.more_names) made = made || m.name == n.name;
+      }
+      if (!made)
+        fail(n.source, "checkpoint " + quoted(n.name) + " in block " + quoted(b.name.name) +
+                           " names none of its statements: a block's checkpoint lines name what each layer keeps");
+      if (const auto [first, fresh] = seen.emplace(n.name, n.source); !fresh)
+        fail(n.source, "tensor " + quoted(n.name) + " is a checkpoint twice", first->second, "first named here");
+    }
+  tensors_ = outer;
+  last_ = outer_last;
+  blocks_[b.name.name] = &b;
+}
+
+// A call: the block's parameters, one tensor each.
+void ProgramChecker::check(const ast::BlockCall& c) {
+  not_yet_defined(tensors_, c.name);
+  const ast::BlockDecl& b = *blocks_.at(c.block.name);
+  if (c.inputs.size() != b.params.size()) {
+    std::string params;
+    for (const Identifier& p : b.params) params += (params.empty() ? "" : ", ") + p.name;
+    fail(c.inputs.size() > b.params.size() ? c.inputs[b.params.size()].source : c.block.source,
+         "block " + quoted(b.name.name) + " takes " + std::to_string(b.params.size()) +
+             (b.params.size() == 1 ? " tensor" : " tensors") + " (" + params + "), not " + std::to_string(c.inputs.size()),
+         b.source, "defined here");
+  }
+  for (const Identifier& in : c.inputs) use(tensors_, in.name, in.source, &c.name.source);
+  define(tensors_, c.name);
+  last_ = {c.name};
 }
 
 // The op's number of tensors, and one pattern operand per tensor.
@@ -293,10 +367,8 @@ void ProgramChecker::outputs() {
     if (const auto [first, fresh] = seen.emplace(o.name, o.source); !fresh)
       fail(o.source, "tensor " + quoted(o.name) + " is an output twice", first->second, "first named here");
   }
-  if (!last_) fail(at_offset(p_.text.size()), "the program has no statement: nothing to compute");
-  std::vector<Identifier> last{last_->name};
-  last.insert(last.end(), last_->more_names.begin(), last_->more_names.end());
-  p_.outputs = outputs_.empty() ? last : outputs_;
+  if (last_.empty()) fail(at_offset(p_.text.size()), "the program has no statement: nothing to compute");
+  p_.outputs = outputs_.empty() ? last_ : outputs_;
 }
 
 // The checkpoint lines name statement results (an input's or param's memory is the

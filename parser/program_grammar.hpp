@@ -8,7 +8,8 @@
 //   newline     = "\n" | "\r\n"
 //   line        = sp [ item ] sp [ comment ]           then a newline or the end
 //   comment     = "#" { any byte but "\n" }
-//   item        = axes_decl | input_decl | param_decl | output_decl | checkpoint_decl | statement
+//   item        = axes_decl | input_decl | param_decl | output_decl | checkpoint_decl
+//               | block_decl | end_decl | statement
 //   axes_decl   = "axes" sp axis_def { sp axis_def }
 //   axis_def    = name sp "=" sp length                the name is no dtype name
 //   input_decl  = "input" sp name sp ":" sp dims
@@ -18,9 +19,14 @@
 //   dtype       = "f64" | "f32" | "f16" | "bf16" | "f8_e4m3" | "f8_e5m2" | "i64" | "i32" | "bool"
 //   output_decl = "output" sp name { sp name }
 //   checkpoint_decl = "checkpoint" sp name { sp [ "," sp ] name }   kept for the backward
+//   block_decl  = "block" sp name sp "(" sp name { sp "," sp name } sp ")" sp "over" sp name
+//                                                      opens a block: the lines up to "end"
+//                                                      are its body (statements, checkpoints)
+//   end_decl    = "end"                                closes it
 //   statement   = name { sp "," sp name } sp "=" sp op sp "(" sp [ argument { sp "," sp argument } ] sp ")"
 //                                                      several names: a split's outputs
-//   op          = name                                 looked up in the op table
+//   op          = name                                 looked up in the op table, or a block
+//                                                      defined above (a call: tensors only)
 //   argument    = string | axis_def | number | name    the pattern, a function, a length, a
 //                                                      number (a 0-d operand), a tensor
 //   number      = [ "-" ] digit { digit } [ "." { digit } ] [ ( "e" | "E" ) [ "+" | "-" ] digit { digit } ]
@@ -28,7 +34,7 @@
 //   name        = ( letter | "_" ) { letter | digit | "_" }
 //   length      = digit { digit }                      1 .. 2^63-1 (checked by the action)
 //
-// Keywords (axes input param output checkpoint) and dtype names are whole words. A line that starts
+// Keywords (axes input param output checkpoint block end) and dtype names are whole words. A line that starts
 // with a keyword is that declaration, so a keyword names no tensor. The order of a call's
 // arguments (tensors, the pattern, a function, lengths) is checked by the actions, which see
 // each argument's position. As in grammar.hpp, a mistake is a rule used as reject<Mistake>
@@ -59,7 +65,11 @@ struct kw_param : word<'p', 'a', 'r', 'a', 'm'> {};            // starts a param
 struct kw_output : word<'o', 'u', 't', 'p', 'u', 't'> {};      // starts an output line
 struct kw_checkpoint                                           // starts a checkpoint line
     : word<'c', 'h', 'e', 'c', 'k', 'p', 'o', 'i', 'n', 't'> {};
-struct keyword : pegtl::sor<kw_axes, kw_input, kw_param, kw_output, kw_checkpoint> {};  // any of the five
+struct kw_block : word<'b', 'l', 'o', 'c', 'k'> {};           // opens a block
+struct kw_end : word<'e', 'n', 'd'> {};                        // closes it
+struct kw_over : word<'o', 'v', 'e', 'r'> {};                  // before a block's layer axis
+struct keyword                                                 // any of the seven
+    : pegtl::sor<kw_axes, kw_input, kw_param, kw_output, kw_checkpoint, kw_block, kw_end> {};
 struct dtype                                                   // a dtype name
     : pegtl::sor<word<'f', '6', '4'>, word<'f', '3', '2'>, word<'f', '1', '6'>,
                  word<'b', 'f', '1', '6'>, word<'f', '8', '_', 'e', '4', 'm', '3'>,
@@ -72,7 +82,10 @@ struct axis_name : name {};                  // the axis an axis_def defines
 struct dim_axis : name {};                   // an axis of a declared dim
 struct output_name : name {};                // a tensor an output line names
 struct checkpoint_name : name {};            // a tensor a checkpoint line names
-struct op_name : name {};                    // the op a statement calls
+struct op_name : name {};                    // the op (or block) a statement calls
+struct block_name : name {};                 // the block a block line defines
+struct block_param : name {};                // one of its parameters
+struct block_axis : name {};                 // its layer axis
 struct arg_tensor : name {};                 // a tensor argument
 struct length : pegtl::plus<pegtl::digit> {};                    // an axis length
 struct length_end : word_end {};                                 // after a length
@@ -85,6 +98,8 @@ struct group_close : pegtl::one<')'> {};     // closes a composition
 struct call_open : pegtl::one<'('> {};       // opens a call
 struct call_close : pegtl::one<')'> {};      // closes a call
 struct comma : pegtl::one<','> {};           // between arguments
+struct block_open : pegtl::one<'('> {};      // opens a block's parameters
+struct block_close : pegtl::one<')'> {};     // closes them
 struct quote : pegtl::one<'"'> {};           // around a string
 struct string_body : pegtl::star<pegtl::not_one<'"', '\r', '\n'>> {};  // a string's contents
 struct string_arg : pegtl::seq<quote, string_body, quote> {};          // "..." on one line
@@ -135,6 +150,13 @@ struct checkpoint_decl  // "checkpoint h, y": what the backward keeps under reco
                  pegtl::star<sp, pegtl::sor<pegtl::seq<checkpoint_comma, sp, pegtl::must<checkpoint_name>>,
                                             checkpoint_name>>> {};
 
+// ---- blocks ---------------------------------------------------------------------------------
+struct block_decl  // "block layer(x, mask) over L"
+    : pegtl::seq<kw_block, sp, pegtl::must<block_name>, sp, pegtl::must<block_open>, sp, pegtl::must<block_param>,
+                 pegtl::star<sp, comma, sp, pegtl::must<block_param>>, sp, pegtl::must<block_close>, sp,
+                 pegtl::must<kw_over>, sp, pegtl::must<block_axis>> {};
+struct end_decl : kw_end {};  // "end": closes the block
+
 // ---- statements ----------------------------------------------------------------------------
 struct length_arg  // "c=4" in a call
     : pegtl::seq<pegtl::at<name, sp, equals>, axis_def> {};
@@ -153,7 +175,7 @@ struct statement  // "h = einsum(x, w, \"b d, d e -> b e\")"; "q, k = rearrange(
 // ---- lines and the program -----------------------------------------------------------------
 struct item  // one declaration or statement
     : pegtl::sor<reject<keyword_as_name>, axes_decl, input_decl, param_decl, output_decl,
-                 checkpoint_decl, statement, reject<bad_line_start>> {};
+                 checkpoint_decl, block_decl, end_decl, statement, reject<bad_line_start>> {};
 struct line  // one line, maybe blank, maybe a comment
     : pegtl::seq<sp, pegtl::opt<item>, sp, pegtl::opt<comment>, pegtl::must<line_end>> {};
 struct program : pegtl::seq<line, pegtl::star<newline, line>, pegtl::eof> {};  // the file

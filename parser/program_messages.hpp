@@ -12,10 +12,10 @@ namespace einexpr::grammar {
 template <> inline constexpr const char* error_message<model::line_end> =
     "unexpected {}: expected the end of the line (or a '#' comment)";
 template <> inline constexpr const char* error_message<model::bad_line_start> =
-    "unexpected {}: a line is a declaration (axes, input, param, output, checkpoint), a statement "
-    "'name = op(...)' or a '#' comment";
+    "unexpected {}: a line is a declaration (axes, input, param, output, checkpoint), a block "
+    "(block, end), a statement 'name = op(...)' or a '#' comment";
 template <> inline constexpr const char* error_message<model::keyword_as_name> =
-    "a keyword (axes, input, param, output, checkpoint) cannot name a tensor";
+    "a keyword (axes, input, param, output, checkpoint, block, end) cannot name a tensor";
 // ---- axes ----
 template <> inline constexpr const char* error_message<model::axis_def> =
     "expected NAME=LEN after 'axes': 'axes B=1024 D=256'";
@@ -48,6 +48,19 @@ template <> inline constexpr const char* error_message<model::output_name> =
     "expected a tensor name after 'output'";
 template <> inline constexpr const char* error_message<model::checkpoint_name> =
     "expected a statement's result after 'checkpoint' (names separated by ',')";
+// ---- blocks ----
+template <> inline constexpr const char* error_message<model::block_name> =
+    "expected the block's name after 'block': 'block layer(x) over L'";
+template <> inline constexpr const char* error_message<model::block_open> =
+    "expected '(' and the block's parameters after its name: 'block layer(x) over L'";
+template <> inline constexpr const char* error_message<model::block_param> =
+    "expected a parameter name: 'block layer(x, mask) over L'";
+template <> inline constexpr const char* error_message<model::block_close> =
+    "expected ',' or ')' after the parameter: 'block layer(x, mask) over L'";
+template <> inline constexpr const char* error_message<model::kw_over> =
+    "expected 'over' and the layer axis after the parameters: 'block layer(x) over L'";
+template <> inline constexpr const char* error_message<model::block_axis> =
+    "expected the layer axis after 'over': 'block layer(x) over L'";
 // ---- statements ----
 template <> inline constexpr const char* error_message<model::assign> =
     "expected '=' after the tensor name: 'name = op(...)'";

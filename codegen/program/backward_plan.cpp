@@ -87,6 +87,8 @@ BackwardPlan plan_backward(const ProgramPlan& plan) {
       b.gradients[s].push_back({g.input, tensor, std::move(g), std::move(expression)});
     }
   }
+  for (std::size_t t = 0; t < plan.tensors.size(); ++t)  // a layer's slice: its gradient is part of the stack's
+    if (b.needs_grad[t] && plan.tensors[t].stacked >= 0) b.needs_grad[static_cast<std::size_t>(plan.tensors[t].stacked)] = true;
   for (int o : plan.outputs)  // an output read by later statements: its seed is one more gradient
     if (b.needs_grad[static_cast<std::size_t>(o)] && b.contributions[static_cast<std::size_t>(o)] > 0)
       ++b.contributions[static_cast<std::size_t>(o)];

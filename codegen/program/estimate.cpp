@@ -28,9 +28,12 @@ std::vector<Read> param_reads(const ProgramPlan& plan) {
   for (std::size_t s = 0; s < plan.statements.size(); ++s) {
     const PlannedStatement& st = plan.statements[s];
     std::set<int> seen;
-    for (int in : st.inputs)
-      if (plan.tensor(in).role == TensorRole::param && seen.insert(in).second)
-        reads.push_back({s, in, combinations(st.plan), Count::from_int64(checked_numel(plan.tensor(in).shape))});
+    for (int in : st.inputs) {  // a layer's slice of a stacked param reads that slice of it
+      const ProgramTensor& t = plan.tensor(in);
+      const int param = t.role == TensorRole::layer ? t.stacked : in;
+      if (plan.tensor(param).role == TensorRole::param && seen.insert(in).second)
+        reads.push_back({s, param, combinations(st.plan), Count::from_int64(checked_numel(t.shape))});
+    }
   }
   return reads;
 }
@@ -38,7 +41,10 @@ std::vector<Read> param_reads(const ProgramPlan& plan) {
 Part part_of(const ProgramPlan& plan, std::size_t s) {
   const PlannedStatement& st = plan.statements[s];
   bool reads_param = false;
-  for (int in : st.inputs) reads_param = reads_param || plan.tensor(in).role == TensorRole::param;
+  for (int in : st.inputs) {
+    const ProgramTensor& t = plan.tensor(in);
+    reads_param = reads_param || plan.tensor(t.role == TensorRole::layer ? t.stacked : in).role == TensorRole::param;
+  }
   if (!reads_param) return no_param;
   return st.spec.op() == Op::einsum ? contractions : other_reads;
 }

@@ -4,6 +4,8 @@
 #include "einexpr/codegen/program_plan.hpp"
 
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 #include <variant>
 
 #include "einexpr/parser/ops.hpp"
@@ -20,6 +22,7 @@ const char* name(TensorRole role) noexcept {
     case TensorRole::param: return "param";
     case TensorRole::statement: return "statement";
     case TensorRole::constant: return "constant";
+    case TensorRole::layer: return "layer";
   }
   return "?";
 }
@@ -27,6 +30,8 @@ const char* name(TensorRole role) noexcept {
 int ProgramPlan::tensor(std::string_view name) const noexcept {
   for (std::size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == name) return static_cast<int>(i);
+  for (const auto& [alias, id] : aliases)
+    if (alias == name) return id;
   return -1;
 }
 
@@ -59,8 +64,15 @@ class ProgramPlanner {
     for (const ast::Item& item : out_.program.items) {
       if (const auto* d = std::get_if<ast::TensorDecl>(&item)) declare(*d);
       if (const auto* s = std::get_if<ast::Statement>(&item)) statement(*s);
+      if (const auto* b = std::get_if<ast::BlockDecl>(&item)) blocks_[b->name.name] = b;
+      if (const auto* c = std::get_if<ast::BlockCall>(&item)) call(*c);
     }
-    for (const ast::Identifier& o : out_.program.outputs) out_.outputs.push_back(out_.tensor(o.name));
+    for (const ast::Identifier& o : out_.program.outputs) out_.outputs.push_back(id(o.name));
+    for (const ast::Identifier& c : out_.program.checkpoints) out_.checkpoints.push_back(c.name);
+    for (const ProgramBlock& pb : out_.blocks)
+      for (const ast::CheckpointDecl& c : blocks_.at(pb.block)->checkpoints)
+        for (const ast::Identifier& n : c.names)
+          for (std::int64_t l = 0; l < pb.layers; ++l) out_.checkpoints.push_back(layer_name(pb.name, l, n.name));
     liveness();
     return std::move(out_);
   }
@@ -73,8 +85,29 @@ class ProgramPlanner {
     out_.buffers.push_back(b);
     return static_cast<int>(out_.buffers.size()) - 1;
   }
+  /// Where a statement goes: the top level, or layer `layer` of block call `call`.
+  struct Place {
+    int call = -1;
+    int layer = -1;
+  };
+  static std::string layer_name(const std::string& call, std::int64_t layer, const std::string& local) {
+    return call + "[" + std::to_string(layer) + "]." + local;
+  }
+  int id(const std::string& name) const {
+    const auto it = ids_.find(name);
+    return it == ids_.end() ? -1 : it->second;
+  }
+  int push(ProgramTensor t) {
+    const int n = static_cast<int>(out_.tensors.size());
+    if (t.role != TensorRole::constant) ids_.emplace(t.name, n);
+    out_.tensors.push_back(std::move(t));
+    return n;
+  }
   void declare(const ast::TensorDecl& decl);
-  void statement(const ast::Statement& s);
+  void statement(const ast::Statement& s, Place place = Place{-1, -1});
+  void call(const ast::BlockCall& c);
+  std::string resolve(const ast::BlockDecl& b, const ast::Identifier& name, std::int64_t layer,
+                      const std::unordered_map<std::string, int>& local);
   DType statement_dtype(const ast::Statement& s) const;
   int constant(const ast::Identifier& literal, double value, DType dtype);
   OpSpec spec_of(const ast::Statement& s) const;
@@ -85,6 +118,10 @@ class ProgramPlanner {
   const ProgramOptions& options_;
   Environment env_;
   ProgramPlan out_;
+  std::unordered_map<std::string, int> ids_;  // tensor names (and aliases) -> ids
+  std::unordered_map<std::string, const ast::BlockDecl*> blocks_;
+  std::map<std::pair<int, std::int64_t>, int> slices_;  // (declared tensor, layer) -> its slice
+  std::map<std::string, Plan> plans_;  // a statement's plan by its place in the text and its inputs' layouts
 };
 
 void ProgramPlanner::declare(const ast::TensorDecl& decl) {
@@ -103,7 +140,7 @@ void ProgramPlanner::declare(const ast::TensorDecl& decl) {
              ": a param is trained, so its dtype is a float (f64 f32 f16 bf16 f8_e4m3 f8_e5m2)");
   const std::int64_t bytes = checked_mul(checked_numel(t.shape), static_cast<std::int64_t>(element_size(t.dtype)));
   t.buffer = add_buffer({true, static_cast<int>(out_.tensors.size()), -1, bytes, -1, -1});
-  out_.tensors.push_back(std::move(t));
+  push(std::move(t));
 }
 
 // The statement's dtype: its tensors' one dtype (numbers take it; the indices of get_at,
@@ -113,7 +150,7 @@ DType ProgramPlanner::statement_dtype(const ast::Statement& s) const {
   const ProgramTensor* first = nullptr;
   for (std::size_t i = 0; i < s.inputs.size(); ++i) {
     if (s.is_literal(i)) continue;
-    const ProgramTensor& t = out_.tensor(out_.tensor(s.inputs[i].name));
+    const ProgramTensor& t = out_.tensor(id(s.inputs[i].name));
     if (static_cast<int>(i) == index) {
       if (t.dtype != DType::i64 && t.dtype != DType::i32)
         fail(s.inputs[i].source, "'" + t.name + "' is " + std::string(name(t.dtype)) + ": " + s.op_name.name +
@@ -145,8 +182,7 @@ int ProgramPlanner::constant(const ast::Identifier& literal, double value, DType
   t.source = literal.source;
   t.buffer = add_buffer({true, static_cast<int>(out_.tensors.size()), -1,
                          static_cast<std::int64_t>(element_size(dtype)), -1, -1});
-  out_.tensors.push_back(std::move(t));
-  return static_cast<int>(out_.tensors.size()) - 1;
+  return push(std::move(t));
 }
 
 OpSpec ProgramPlanner::spec_of(const ast::Statement& s) const {
@@ -187,11 +223,11 @@ Plan ProgramPlanner::plan_statement(const ast::Statement& s, const OpSpec& spec,
   }
 }
 
-void ProgramPlanner::statement(const ast::Statement& s) {
+void ProgramPlanner::statement(const ast::Statement& s, Place place) {
   const DType dtype = statement_dtype(s);
   std::vector<int> inputs;
   for (std::size_t i = 0; i < s.inputs.size(); ++i)
-    inputs.push_back(s.is_literal(i) ? constant(s.inputs[i], *s.literals[i], dtype) : out_.tensor(s.inputs[i].name));
+    inputs.push_back(s.is_literal(i) ? constant(s.inputs[i], *s.literals[i], dtype) : id(s.inputs[i].name));
   if (op_row(s.op_name.name).grammar != Grammar::packed)  // pack's one pattern stands for every tensor
     for (std::size_t i = 0; i < inputs.size() && i < s.pattern.pattern.operands.size(); ++i)  // not a norm's gain
       program_detail::check_operand(out_, env_, s, i, out_.tensor(inputs[i]));
@@ -208,7 +244,24 @@ void ProgramPlanner::statement(const ast::Statement& s) {
     st.inputs = inputs;
     st.spec = spec_of(s);
     if (auto* r = st.spec.get_if<RearrangeOptions>()) r->output = static_cast<int>(j);
-    st.plan = plan_statement(s, st.spec, st.inputs, dtype);
+    // planned once per place in the text and layouts read: the layers of a block share it
+    std::string key = std::to_string(s.source.span.begin) + "/" + std::to_string(j);
+    for (int in : st.inputs) {
+      const ProgramTensor& t = out_.tensor(in);
+      key += "|" + std::string(name(t.dtype)) + shape_str(t.layout.shape) + shape_str(t.layout.strides);
+    }
+    if (const auto hit = plans_.find(key); hit != plans_.end()) {
+      st.plan = hit->second;
+    } else {
+      st.plan = plan_statement(s, st.spec, st.inputs, dtype);
+      ++out_.plans_made;
+      plans_.emplace(std::move(key), st.plan);
+    }
+    st.call = place.call;
+    st.layer = place.layer;
+    if (place.call >= 0)
+      st.body = static_cast<int>(out_.statements.size()) - out_.blocks[static_cast<std::size_t>(place.call)].first -
+                static_cast<int>(place.layer) * out_.blocks[static_cast<std::size_t>(place.call)].per_layer;
     add_result(st, s, dtype, j == 0 ? s.name : s.more_names[j - 1]);
     out_.statements.push_back(std::move(st));
   }
@@ -246,7 +299,92 @@ void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& /*s*
   t.source = name.source;
   st.output = static_cast<int>(out_.tensors.size());
   if (v.buffer >= p.num_inputs) out_.buffers[static_cast<std::size_t>(t.buffer)].tensor = st.output;
-  out_.tensors.push_back(std::move(t));
+  push(std::move(t));
+}
+
+// A name a block's statement reads in layer `layer`: its own statements' and parameters'
+// tensors (`local`), a declared tensor stacked over the block's axis as that layer's slice, any
+// other name of the program as it is.
+std::string ProgramPlanner::resolve(const ast::BlockDecl& b, const ast::Identifier& name, std::int64_t layer,
+                                    const std::unordered_map<std::string, int>& local) {
+  if (const auto it = local.find(name.name); it != local.end()) return out_.tensor(it->second).name;
+  const int whole = id(name.name);
+  const ProgramTensor& w = out_.tensor(whole);
+  if (w.role != TensorRole::input && w.role != TensorRole::param) return name.name;
+  const auto layer_dim = std::find(w.dims.begin(), w.dims.end(), b.axis.name);
+  bool in_group = false;
+  for (const std::string& d : w.dims)
+    in_group = in_group || (d.front() == '(' && (" " + d.substr(1, d.size() - 2) + " ").find(" " + b.axis.name + " ") !=
+                                                    std::string::npos);
+  if (layer_dim == w.dims.end() && !in_group) return name.name;  // read whole by every layer
+  if (layer_dim != w.dims.begin())
+    throw ProgramError("'" + w.name + "' has the layer axis '" + b.axis.name + "' of block '" + b.name.name + "' " +
+                           (in_group ? "inside a composition" : "as dim " + std::to_string(layer_dim - w.dims.begin())) +
+                           ": a tensor stacked over the layers has it as its first dim, alone (" + ast::name(
+                               w.role == TensorRole::param ? ast::TensorKind::param : ast::TensorKind::input) +
+                           " " + w.name + ": " + b.axis.name + " ...)",
+                       out_.program, name.source, "declared here", w.source);
+  const auto [it, fresh] = slices_.try_emplace({whole, layer}, -1);
+  if (fresh) {
+    ProgramTensor t;
+    t.name = w.name + "[" + std::to_string(layer) + "]";
+    t.role = TensorRole::layer;
+    t.dtype = w.dtype;
+    t.shape.assign(w.shape.begin() + 1, w.shape.end());
+    t.dims.assign(w.dims.begin() + 1, w.dims.end());
+    t.buffer = w.buffer;
+    t.layout = {t.shape, std::vector<std::int64_t>(w.layout.strides.begin() + 1, w.layout.strides.end()),
+                w.layout.offset + layer * w.layout.strides.front()};
+    t.requires_grad = w.requires_grad;
+    t.stacked = whole;
+    t.layer = static_cast<int>(layer);
+    t.source = w.source;
+    it->second = push(std::move(t));
+  }
+  return out_.tensor(it->second).name;
+}
+
+// A block call: its body once per layer, each statement's names made the layer's own.
+void ProgramPlanner::call(const ast::BlockCall& c) {
+  const ast::BlockDecl& b = *blocks_.at(c.block.name);
+  ProgramBlock pb;
+  pb.block = b.name.name;
+  pb.name = c.name.name;
+  pb.axis = b.axis.name;
+  pb.layers = env_.length(b.axis.name);
+  pb.first = static_cast<int>(out_.statements.size());
+  pb.source = c.source;
+  const int index = static_cast<int>(out_.blocks.size());
+  out_.blocks.push_back(pb);
+  std::vector<int> args;
+  for (const ast::Identifier& in : c.inputs) args.push_back(id(in.name));
+  int carry = args.front();
+  const ProgramTensor first = out_.tensor(carry);
+  for (std::int64_t l = 0; l < pb.layers; ++l) {
+    std::unordered_map<std::string, int> local;
+    for (std::size_t i = 0; i < b.params.size(); ++i) local[b.params[i].name] = i == 0 ? carry : args[i];
+    for (const ast::Statement& body : b.statements) {
+      ast::Statement s = body;
+      s.name.name = layer_name(c.name.name, l, body.name.name);
+      for (ast::Identifier& n : s.more_names) n.name = layer_name(c.name.name, l, n.name);
+      for (std::size_t i = 0; i < s.inputs.size(); ++i)
+        if (!s.is_literal(i)) s.inputs[i].name = resolve(b, body.inputs[i], l, local);
+      statement(s, {index, static_cast<int>(l)});
+      local[body.name.name] = id(s.name.name);
+      for (std::size_t k = 0; k < body.more_names.size(); ++k) local[body.more_names[k].name] = id(s.more_names[k].name);
+    }
+    if (l == 0) out_.blocks.back().per_layer = static_cast<int>(out_.statements.size()) - pb.first;
+    carry = local.at(b.statements.back().name.name);
+    const ProgramTensor& y = out_.tensor(carry);
+    if (y.shape != first.shape || y.dtype != first.dtype)
+      throw ProgramError("block '" + b.name.name + "' returns " + out_.describe(carry) + " but takes '" +
+                             b.params.front().name + "' as " + out_.describe(args.front()) +
+                             ": each layer passes its result to the next as its first parameter, so the two have one "
+                             "shape and dtype",
+                         out_.program, b.statements.back().name.source, "called here", c.source);
+  }
+  out_.aliases.emplace_back(c.name.name, carry);
+  ids_.emplace(c.name.name, carry);
 }
 
 // Each buffer lives from the statement that makes it to the last that reads it; outputs'

@@ -32,9 +32,9 @@ RecomputeMode parse_recompute(std::string_view text) {
 
 RecomputeOptions default_recompute(const ProgramPlan& plan) {
   RecomputeOptions o;
-  if (plan.program.checkpoints.empty()) return o;
+  if (plan.checkpoints.empty()) return o;
   o.mode = RecomputeMode::checkpoints;
-  for (const ast::Identifier& c : plan.program.checkpoints) o.checkpoints.push_back(c.name);
+  o.checkpoints = plan.checkpoints;
   return o;
 }
 

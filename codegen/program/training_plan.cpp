@@ -66,6 +66,7 @@ class Timeline {
   TrainingPlan out_;
   std::vector<int> grad_death_;  // per tensor: the last event that reads its gradient
   std::set<int> saved_;          // forward timeline buffers the backward reads
+  std::set<int> by_slices_;      // stacked tensors whose gradient buffer a slice's gradient made
   std::vector<bool> kept_;       // per ProgramBuffer: kept for the backward (else recomputed)
   std::vector<int> recomputed_;  // per ProgramBuffer: its recomputed copy, -1 until made
   std::vector<TrainingRecompute> pending_;  // made for the next backward event
@@ -156,6 +157,22 @@ void Timeline::gradient(const PlannedStatement& st, const program_detail::Needed
   int& grad = out_.gradient_buffer[t];
   const std::int64_t bytes = tensor_bytes(plan_.tensor(g.tensor));
   const int out_buffer = p.output_value().buffer;
+  const int stacked = plan_.tensor(g.tensor).stacked;
+  // a layer's slice: into its part of the stack's gradient, made at the first slice's gradient
+  // (copied in, unless the stack is also read whole and that gradient came first: added)
+  auto in_stack = [&]() -> bool {
+    const auto whole = static_cast<std::size_t>(stacked);
+    if (out_.gradient_buffer[whole] < 0) {
+      out_.gradient_buffer[whole] = add(tensor_bytes(plan_.tensor(stacked)), event, event, stacked);
+      out_.gradient_layout[whole] = Layout::contiguous(plan_.tensor(stacked).shape);
+      by_slices_.insert(stacked);
+    }
+    grad = out_.gradient_buffer[whole];
+    const ProgramTensor& x = plan_.tensor(g.tensor);
+    out_.gradient_layout[t] = Layout::contiguous(x.shape);
+    out_.gradient_layout[t].offset = static_cast<std::int64_t>(x.layer) * checked_numel(x.shape);
+    return by_slices_.count(stacked) > 0;
+  };
   for (int b = p.num_inputs; b < static_cast<int>(p.buffers.size()); ++b) {
     if (b == out_buffer) {
       e.temp_buffers.push_back(-1);  // below
@@ -171,6 +188,8 @@ void Timeline::gradient(const PlannedStatement& st, const program_detail::Needed
     if (of_dy) layout.offset += out_.gradient_layout[static_cast<std::size_t>(st.output)].offset;
     if (grad >= 0) {
       e.into = GradientInto::add_view;
+    } else if (stacked >= 0) {
+      e.into = in_stack() ? GradientInto::copy : GradientInto::add_view;
     } else if (of_dy && layout.is_contiguous()) {
       e.into = GradientInto::view;
       grad = e.source_buffers[static_cast<std::size_t>(out_buffer)];
@@ -185,7 +204,15 @@ void Timeline::gradient(const PlannedStatement& st, const program_detail::Needed
     const PlanBuffer& pb = p.buffers[static_cast<std::size_t>(out_buffer)];
     const std::int64_t temp_bytes = checked_mul(pb.elements, static_cast<std::int64_t>(element_size(pb.dtype)));
     const Layout& layout = p.output_value().layout;
-    if (grad < 0 && layout.is_contiguous()) {  // the first contribution becomes the gradient
+    if (grad < 0 && stacked >= 0) {
+      e.temp_buffers[out_temp] = add(temp_bytes, event, event);
+      if (in_stack()) {
+        e.into = GradientInto::copy;
+      } else {
+        e.into = GradientInto::add;
+        e.contribution = e.temp_buffers[out_temp];
+      }
+    } else if (grad < 0 && layout.is_contiguous()) {  // the first contribution becomes the gradient
       e.into = GradientInto::fresh;
       grad = add(std::max(bytes, temp_bytes), event, event, g.tensor);
       e.temp_buffers[out_temp] = grad;
@@ -225,6 +252,21 @@ TrainingPlan Timeline::run() {
   }
   for (std::size_t t = 0; t < plan_.tensors.size(); ++t)
     if (out_.gradient_buffer[t] >= 0) extend(out_.gradient_buffer[t], grad_death_[t]);
+  std::vector<int> slices(plan_.tensors.size(), 0), written(plan_.tensors.size(), 0);
+  for (std::size_t t = 0; t < plan_.tensors.size(); ++t) {
+    const int s = plan_.tensors[t].stacked;
+    if (s < 0) continue;
+    ++slices[static_cast<std::size_t>(s)];
+    if (out_.gradient_buffer[t] >= 0) ++written[static_cast<std::size_t>(s)];
+  }
+  for (std::size_t t = 0; t < plan_.tensors.size(); ++t) {
+    if (written[t] == 0) continue;
+    // every element of the stack's gradient is a slice's, or the stack is read whole too
+    const std::int64_t layers = plan_.tensors[t].shape.front();
+    if (written[t] == layers && out_.gradient_buffer[t] >= 0 && slices[t] == layers) continue;
+    out_.zeroed.push_back(static_cast<int>(t));
+    out_.buffers[static_cast<std::size_t>(out_.gradient_buffer[t])].first = n;
+  }
   out_.events = next_event_ + 1;  // the optimizer's
   for (TrainingBuffer& b : out_.buffers)
     if (b.last == kEnd) b.last = out_.events - 1;

@@ -67,6 +67,21 @@ inline void strip(ast::Statement& s) {
   for (ast::AxisDef& d : s.lengths) strip(d);
   strip(s.source);
 }
+inline void strip(ast::BlockDecl& b) {
+  strip(b.name);
+  for (ast::Identifier& i : b.params) strip(i);
+  strip(b.axis);
+  for (ast::Statement& s : b.statements) strip(s);
+  for (ast::CheckpointDecl& c : b.checkpoints) strip(c);
+  strip(b.source);
+  strip(b.end);
+}
+inline void strip(ast::BlockCall& c) {
+  strip(c.name);
+  strip(c.block);
+  for (ast::Identifier& i : c.inputs) strip(i);
+  strip(c.source);
+}
 inline void strip(ast::Program& p) {
   p.file.clear();
   p.text.clear();

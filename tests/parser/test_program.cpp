@@ -321,3 +321,51 @@ TEST_CASE("program: a program built in code is checked the same way", "[program]
     CHECK(std::string(e.what()) == "<program>:1:1: unknown tensor 'y': declare it with input or param\n  \n  ^");
   }
 }
+
+TEST_CASE("program: a block and its calls, as the AST holds them and as canonical text", "[program][block]") {
+  const ast::Program p = parse_program(
+      "axes L=3 B=2 D=4 E=4\n"
+      "input x: B D\n"
+      "param w: L D E   # each layer's D E\n"
+      "param s: D\n"
+      "block layer(h, scale) over L   # a scan over L\n"
+      "\n"
+      "  a = einsum(h, w, \"B D, D E -> B E\")\n"
+      "  y = map(a, scale, \"B E, E -> B E\", \"mul\")\n"
+      "  checkpoint a\n"
+      "end\n"
+      "h1 = layer(x, s)\n"
+      "h2 = layer(h1, s)\n"
+      "loss = reduce(h2, \"B D ->\", \"sum\")\n",
+      "blocks.ein");
+  const auto& b = item<ast::BlockDecl>(p, 4);
+  CHECK(b.name.name == "layer");
+  REQUIRE(b.params.size() == 2);
+  CHECK(b.params[1].name == "scale");
+  CHECK(b.axis.name == "L");
+  CHECK(at(b.axis.source) == "5:28");
+  REQUIRE(b.statements.size() == 2);
+  CHECK(b.statements[1].name.name == "y");
+  CHECK(at(b.statements[1].source) == "8:3");
+  REQUIRE(b.checkpoints.size() == 1);
+  CHECK(b.checkpoints[0].names[0].name == "a");
+  CHECK(at(b.end) == "10:1");
+  const auto& c = item<ast::BlockCall>(p, 5);
+  CHECK(c.name.name == "h1");
+  CHECK(c.block.name == "layer");
+  REQUIRE(c.inputs.size() == 2);
+  CHECK(c.inputs[0].name == "x");
+  CHECK(at(c.source) == "11:1");
+  CHECK(ast::find_block(p, "layer") == &b);
+  CHECK(ast::find_block(p, "h1") == nullptr);
+  CHECK(ast::find_tensor(p, "h2") == &p.items[6]);
+  CHECK(ast::find_tensor(p, "a") == nullptr);  // a block's names are its own
+  CHECK(p.checkpoints.empty());                // the block's checkpoint lines are its own
+  CHECK(p.outputs.at(0).name == "loss");
+  CHECK(ast::to_string(p) ==
+        "axes L=3 B=2 D=4 E=4\ninput x: B D\nparam w: L D E\nparam s: D\n"
+        "block layer(h, scale) over L\n  a = einsum(h, w, \"B D, D E -> B E\")\n"
+        "  y = map(a, scale, \"B E, E -> B E\", \"mul\")\n  checkpoint a\nend\n"
+        "h1 = layer(x, s)\nh2 = layer(h1, s)\nloss = reduce(h2, \"B D ->\", \"sum\")\n");
+  check_round_trip(p);
+}

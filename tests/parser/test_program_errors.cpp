@@ -38,9 +38,9 @@ std::string with_caret(const std::string& shown, std::size_t column) {
 const std::vector<Row> rows = {
     // ---- lines
     {P + "input y: B, D", 3, 11, "unexpected ',': expected the end of the line (or a '#' comment)", "input y: B, D"},
-    {P + "3y = map(x)", 3, 1, "unexpected '3': a line is a declaration (axes, input, param, output, checkpoint), "
+    {P + "3y = map(x)", 3, 1, "unexpected '3': a line is a declaration (axes, input, param, output, checkpoint), a block (block, end), "
                               "a statement 'name = op(...)' or a '#' comment", "3y = map(x)"},
-    {P + "input = map(x, \"B D -> B D\", \"exp\")", 3, 1, "a keyword (axes, input, param, output, checkpoint) cannot name a tensor",
+    {P + "input = map(x, \"B D -> B D\", \"exp\")", 3, 1, "a keyword (axes, input, param, output, checkpoint, block, end) cannot name a tensor",
      "input = map(x, \"B D -> B D\", \"exp\")"},
     // ---- axes
     {P + "axes", 3, 5, "expected NAME=LEN after 'axes': 'axes B=1024 D=256'", "axes"},
@@ -148,7 +148,7 @@ const std::vector<Row> rows = {
     {P + "h = map(x, \"B D -> B D\", \"exp\")\ncheckpoint h\ncheckpoint h", 5, 12, "tensor 'h' is a checkpoint twice",
      "checkpoint h", 4, 12, "first named here", "checkpoint h"},
     {P + "checkpoint = map(x, \"B D -> B D\", \"exp\")", 3, 1,
-     "a keyword (axes, input, param, output, checkpoint) cannot name a tensor", "checkpoint = map(x, \"B D -> B D\", \"exp\")"},
+     "a keyword (axes, input, param, output, checkpoint, block, end) cannot name a tensor", "checkpoint = map(x, \"B D -> B D\", \"exp\")"},
     {P, 3, 1, "the program has no statement: nothing to compute", ""},
     {"", 1, 1, "the program has no statement: nothing to compute", ""},
     // ---- carets after UTF-8 and tabs, and CRLF lines
@@ -208,4 +208,87 @@ TEST_CASE("program errors: columns stay right on one long line of many tokens", 
   const ast::Program p = parse_program(text);
   CHECK(std::get<ast::AxesDecl>(p.items[0]).axes.size() == 40000);
   CHECK(std::get<ast::AxesDecl>(p.items[0]).axes[39999].source.column == text.find(" a39999=") + 2);
+}
+
+namespace {
+
+struct BlockRow {
+  std::string text;
+  std::size_t line;
+  std::size_t column;
+  std::string reason;  // contained in the reason
+  std::size_t note_line = 0;
+  std::size_t note_column = 0;
+};
+
+// lines 1-6: a block f over L with one parameter h, reading w's layer
+const std::string BL = "axes L=2 B=2 D=3\ninput x: B D\nparam w: L D\nblock f(h) over L\n"
+                       "  y = map(h, w, \"B D, D -> B D\", \"mul\")\nend\n";
+const std::string H = "axes L=2 B=2 D=3\ninput x: B D\n";
+
+}  // namespace
+
+TEST_CASE("program errors: blocks, their calls and their bodies, at line:col with a caret", "[program][block]") {
+  // clang-format off
+  const std::vector<BlockRow> block_rows = {
+      {BL + "h = g(x)", 7, 5, "unknown op 'g': the ops are einsum"},
+      {BL + "h = g(x)", 7, 5, ", and the blocks defined above"},
+      {BL + "h = f(x, x)", 7, 10, "block 'f' takes 1 tensor (h), not 2", 4, 1},
+      {BL + "h = f()", 7, 5, "block 'f' takes 1 tensor (h), not 0", 4, 1},
+      {BL + "h = f(x, \"B D\")", 7, 10, "a string in a call of block 'f': a block takes tensors only"},
+      {BL + "h = f(x, 0.5)", 7, 10, "number 0.5 in a call of block 'f'"},
+      {BL + "h = f(x, c=4)", 7, 10, "axis=length in a call of block 'f'"},
+      {BL + "h, k = f(x)", 7, 4, "block 'f' gives one tensor"},
+      {BL + "h = f(v)", 7, 7, "unknown tensor 'v'"},
+      {BL + "h = f(x)\nz = map(y, \"B D -> B D\", \"exp\")", 8, 9, "unknown tensor 'y'"},
+      {BL + "h = f(x)\nh2 = f(h)\nf = map(h2, \"B D -> B D\", \"exp\")", 9, 1, ""},  // a tensor may share a block's name
+      {H + "block f(h) over L\n  y = map(h, \"B D -> B D\", \"tanh\")\n", 3, 1,
+       "block 'f' is not closed: end its body with a line 'end'"},
+      {H + "end", 3, 1, "'end' without a block to end"},
+      {H + "block f(h) over L\nblock g(h) over L", 4, 1, "a block inside block 'f': blocks do not nest"},
+      {H + "block f(h) over L\n  param v: D\nend", 4, 3, "a declaration inside block 'f'"},
+      {H + "block f(h) over L\n  axes E=2\nend", 4, 3, "an axes line inside block 'f'"},
+      {H + "block f(h) over L\n  output h\nend", 4, 3, "an output line inside block 'f'"},
+      {H + "block f(h) over L\n  y = repeat(h, \"B D -> B D c\", c=2)\nend", 4, 33, "axis=length inside block 'f'"},
+      {H + "block f(h) over L\nend", 4, 1, "block 'f' has no statement"},
+      {H + "block f(h) over Q\n  y = map(h, \"B D -> B D\", \"tanh\")\nend", 3, 17, "unknown axis 'Q'"},
+      {H + "block f(x) over L\n  y = map(x, \"B D -> B D\", \"tanh\")\nend", 3, 9,
+       "block parameter 'x' is also a tensor of the program", 2, 7},
+      {H + "block f(h, h) over L\n  y = map(h, \"B D -> B D\", \"tanh\")\nend", 3, 12, "block parameter 'h' is named twice", 3, 9},
+      {H + "block f(h) over L\n  y = map(h, \"B D -> B D\", \"tanh\")\n  checkpoint z\nend", 5, 14,
+       "checkpoint 'z' in block 'f' names none of its statements"},
+      {H + "block f(h) over L\n  y = map(z, \"B D -> B D\", \"tanh\")\n  z = map(h, \"B D -> B D\", \"exp\")\nend", 4, 11,
+       "tensor 'z' is used before its definition", 5, 3},
+      {H + "block f(h) over L\n  a, b = rearrange(h, \"B (D + E) -> B D, B E\", E=1)\nend", 4, 48, "axis=length inside block 'f'"},
+      {H + "block einsum(h) over L", 3, 7, "block 'einsum' has the name of an op"},
+      {H + "block f(h)", 3, 11, "expected 'over' and the layer axis after the parameters"},
+      {H + "block f over L", 3, 9, "expected '(' and the block's parameters"},
+      {H + "block f() over L", 3, 9, "expected a parameter name"},
+      {H + "block = map(x, \"B D -> B D\", \"exp\")", 3, 1, "a keyword (axes, input, param, output, checkpoint, block, end)"},
+  };
+  // clang-format on
+  for (const BlockRow& row : block_rows) {
+    CAPTURE(row.text);
+    if (row.reason.empty()) {  // accepted
+      CHECK_NOTHROW(parse_program(row.text, "model.ein"));
+      continue;
+    }
+    try {
+      (void)parse_program(row.text, "model.ein");
+      FAIL("no error");
+    } catch (const ProgramError& e) {
+      CAPTURE(e.what());
+      CHECK(e.reason().find(row.reason) != std::string::npos);
+      CHECK(e.place().line == row.line);
+      CHECK(e.place().column == row.column);
+      CHECK(std::string(e.what()).find("\n  ") != std::string::npos);  // the line, then the caret
+      if (row.note_line) {
+        REQUIRE(e.note_place());
+        CHECK(e.note_place()->line == row.note_line);
+        CHECK(e.note_place()->column == row.note_column);
+      } else {
+        CHECK_FALSE(e.note_place());
+      }
+    }
+  }
 }

@@ -187,7 +187,7 @@ TEST_CASE("program grammar: the byte at the fault is named in the message", "[pr
   const std::vector<Named> table = {
       {"input x: B;", "unexpected ';': expected the end of the line (or a '#' comment)"},
       {"input x: B\t\x01", "unexpected 0x01: expected the end of the line (or a '#' comment)"},
-      {"\xe2\x86\x92", "unexpected 0xE2: a line is a declaration (axes, input, param, output, checkpoint), "
+      {"\xe2\x86\x92", "unexpected 0xE2: a line is a declaration (axes, input, param, output, checkpoint), a block (block, end), "
                        "a statement 'name = op(...)' or a '#' comment"},
   };
   for (const auto& row : table) {

@@ -51,7 +51,9 @@ enum class TensorRole : unsigned char {
   input,     // declared `input`: data, no gradient
   param,     // declared `param`: trainable
   statement,  // the result of a statement
-  constant    // a number written in place of a tensor: 0-d, its value in ProgramTensor::value
+  constant,   // a number written in place of a tensor: 0-d, its value in ProgramTensor::value
+  layer       // one layer's slice of a declared tensor stacked over a block's layer axis
+              // ("param w: L D E" read in a block over L): a view of it, named "w[3]"
 };
 const char* name(TensorRole role) noexcept;
 
@@ -66,6 +68,8 @@ struct ProgramTensor {
   Layout layout;              // within that buffer (a view's strides and offset)
   bool requires_grad = false; // a param, or computed from one (floats only)
   double value = 0;           // a constant's value
+  int stacked = -1;           // a layer slice: the declared tensor it is a slice of
+  int layer = -1;             // and which layer (its offset there: layer · stride 0)
   ast::Source source;         // where it is declared or made
 };
 
@@ -90,6 +94,23 @@ struct PlannedStatement {
   int output = 0;             // tensor id
   std::vector<int> buffers;   // plan buffer i -> ProgramBuffer id
   ast::Source source;
+  int call = -1;              // in a block's layer: the call (ProgramPlan::blocks), else -1
+  int layer = -1;             // which layer
+  int body = -1;              // its place among the layer's planned statements
+};
+
+/// A block call "h = layer(h0)" unrolled: `layers` runs of `per_layer` planned statements
+/// from `first` on, layer l's named "h[l].NAME" (the call's own name "h" an alias of the last
+/// layer's result). Each body statement is planned once per distinct input layout (layer 0
+/// may read a strided carry), not once per layer; every layer reuses that plan.
+struct ProgramBlock {
+  std::string block;          // the block's name
+  std::string name;           // the call's result ("h")
+  std::string axis;           // the layer axis
+  std::int64_t layers = 0;
+  int first = 0;              // its first planned statement
+  int per_layer = 0;          // planned statements per layer
+  ast::Source source;         // the call
 };
 
 struct ProgramPlan {
@@ -99,8 +120,12 @@ struct ProgramPlan {
   std::vector<PlannedStatement> statements;
   std::vector<ProgramBuffer> buffers;
   std::vector<int> outputs;            // tensor ids, as the program names them
+  std::vector<ProgramBlock> blocks;    // the block calls, in order
+  std::vector<std::pair<std::string, int>> aliases;  // a call's name -> its last layer's result
+  std::vector<std::string> checkpoints;  // the checkpoint lines' tensors, a block's for each layer
+  int plans_made = 0;                  // plan() calls: statements, less the layers that reused one
 
-  /// The tensor called `name`, or -1.
+  /// The tensor called `name` (or an alias of it), or -1.
   int tensor(std::string_view name) const noexcept;
   const ProgramTensor& tensor(int id) const { return tensors.at(static_cast<std::size_t>(id)); }
   /// "B=1024 D=256 E=256 K=64"

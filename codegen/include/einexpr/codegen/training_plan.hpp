@@ -11,7 +11,11 @@
 //                     has read it (a param's: to the end); later contributions are written
 //                     to a buffer of their own, added into it and freed at once; a gradient
 //                     that is a contiguous view of its dY shares dY's buffer; one that is
-//                     strided (a broadcast) is copied into a buffer of its own
+//                     strided (a broadcast) is copied into a buffer of its own; a
+//                     layer's slice of a stacked param ("w[3]") has its gradient in the
+//                     stack's one gradient buffer, at its offset: its first contribution is
+//                     copied there, later ones added
+
 // program cost counts this timeline's high-water mark (training_memory) and lib's Trainer
 // runs it, placing the same buffers in one arena: the peak it predicts is this timeline's,
 // plus the staging buffers a lowering adds inside an event.
@@ -95,6 +99,9 @@ struct TrainingPlan {
   std::vector<int> gradient_buffer;        // per tensor: the buffer of its gradient (-1: none)
   std::vector<Layout> gradient_layout;     // per tensor: its gradient within that buffer
   std::vector<int> seeds;                  // outputs whose gradient is seeded (dY = 1)
+  /// Tensors stacked over a block's layers whose gradient buffer is zeroed when the backward
+  /// starts, because some layer's slice gets no gradient (each slice's first one is copied in).
+  std::vector<int> zeroed;
   std::vector<int> activations;            // forward timeline buffers the backward reads
 
   /// The most bytes alive at one event (params, their optimizer state and the inputs are

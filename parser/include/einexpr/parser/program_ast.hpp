@@ -9,6 +9,10 @@
 //   h1 = einsum(x, w1, "B D, D E -> B E")    Statement{h1, einsum, inputs x w1, pattern}
 //   output h1                                OutputDecl{h1}
 //   checkpoint h1                            CheckpointDecl{h1}
+//   block layer(x) over L                    BlockDecl{layer, params x, axis L, body: the
+//     y = map(x, w, "B D, D -> B D", "mul")    statements (and checkpoint lines) up to "end"}
+//   end
+//   h = layer(h0)                            BlockCall{h, layer, inputs h0}
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -115,7 +119,33 @@ struct Statement {  // h1 = einsum(x, w1, "B D, D E -> B E")
   friend bool operator==(const Statement&, const Statement&) = default;
 };
 
-using Item = std::variant<AxesDecl, TensorDecl, OutputDecl, CheckpointDecl, Statement>;
+/// "block layer(x, mask) over L" ... "end": statements applied once per layer of axis L, in
+/// sequence (a scan). Layer l reads its first parameter from layer l-1's result (layer 0 from
+/// the call's first argument); the others are the call's arguments, the same for every layer.
+/// A declared tensor whose first dim is L ("param w: L D E") reads, inside the block, as its
+/// layer's slice ("w" is D E in layer l); every other name of the program defined before the
+/// block reads whole.
+struct BlockDecl {
+  Identifier name;
+  std::vector<Identifier> params;           // at least one; the first is carried layer to layer
+  Identifier axis;                          // the layer axis
+  std::vector<Statement> statements;        // the body in order (at least one); the last one's
+                                            // result is the block's
+  std::vector<CheckpointDecl> checkpoints;  // checkpoint lines of the body (its statements)
+  Source source;                            // the header line "block layer(x) over L"
+  Source end;                               // the "end" line
+  friend bool operator==(const BlockDecl&, const BlockDecl&) = default;
+};
+
+struct BlockCall {  // "h = layer(h0, mask)": the block over its axis, layer 0 first
+  Identifier name;                 // the last layer's result
+  Identifier block;
+  std::vector<Identifier> inputs;  // one per block parameter
+  Source source;
+  friend bool operator==(const BlockCall&, const BlockCall&) = default;
+};
+
+using Item = std::variant<AxesDecl, TensorDecl, OutputDecl, CheckpointDecl, Statement, BlockDecl, BlockCall>;
 
 struct Program {
   std::string file;                  // the file name for messages ("" if none was given)
@@ -131,9 +161,12 @@ struct Program {
 inline constexpr std::string_view dtype_names[] = {"f64",     "f32",     "f16", "bf16", "f8_e4m3",
                                                    "f8_e5m2", "i64",     "i32", "bool"};
 
-/// Where tensor `name` is defined: the TensorDecl or Statement among program.items, or
-/// nullptr. (A checked program defines each name once.)
+/// Where tensor `name` is defined: the TensorDecl, Statement or BlockCall among
+/// program.items (not a block's own statements), or nullptr. (A checked program defines
+/// each name once.)
 const Item* find_tensor(const Program& program, std::string_view name) noexcept;
+/// The block called `name`, or nullptr.
+const BlockDecl* find_block(const Program& program, std::string_view name) noexcept;
 /// Where axis `name` gets its length: an AxisDef of an axes line or of a call, or nullptr.
 const AxisDef* find_axis(const Program& program, std::string_view name) noexcept;
 /// Every axis definition, axes lines and calls alike, in source order.
