@@ -180,13 +180,14 @@ ProgramRun CompiledProgram::run(const std::map<std::string, Tensor, std::less<>>
   synchronize(m.device);
 
   ProgramRun out;
-  for (int id : m.plan.outputs) {
-    const ProgramTensor& t = m.plan.tensor(id);
+  for (std::size_t i = 0; i < m.plan.outputs.size(); ++i) {
+    const ProgramTensor& t = m.plan.tensor(m.plan.outputs[i]);
     const std::shared_ptr<Storage>& s = storage[static_cast<std::size_t>(t.buffer)];
     Layout layout = t.layout;
     if (m.plan.buffers[static_cast<std::size_t>(t.buffer)].external)  // a view of an input or param
       layout.offset += bound.at(m.plan.buffers[static_cast<std::size_t>(t.buffer)].tensor).storage_offset();
-    out.outputs.emplace_back(t.name, Tensor(s, std::move(layout), t.dtype));
+    // as the program names it ("h", not its block's last layer's "h[11].y")
+    out.outputs.emplace_back(m.plan.program.outputs[i].name, Tensor(s, std::move(layout), t.dtype));
   }
   out.peak_bytes_measured = static_cast<std::int64_t>(storage_usage(m.device).peak_bytes_in_use - before);
   return out;

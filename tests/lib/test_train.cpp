@@ -134,6 +134,43 @@ q = rms_norm(h, r, "B S [E]")
 loss = reduce(q, "B S E ->", "mean")
 )ein";
 
+// A block over L: stacked params (w, g), a shared one (s) read whole by every layer, the stack
+// w read whole outside the block too (its gradient: the layers' slices plus that read's).
+const char* const kBlock = R"ein(
+axes L=3 B=2 D=4 C=4
+input x: B D
+param w: L C D
+param g: L D
+param s: D
+block layer(h, sc) over L
+  a = einsum(h, w, "B C, C D -> B D")
+  t = map(a, "B D -> B D", "tanh")
+  u = map(t, g, "B D, D -> B D", "mul")
+  v = map(u, sc, "B D, D -> B D", "add")
+  y = map(h, v, "B D, B D -> B D", "add")
+end
+hL = layer(x, s)
+sq = map(hL, "B D -> B D", "square")
+l1 = reduce(sq, "B D ->", "mean")
+w2 = map(w, "L C D -> L C D", "square")
+l2 = reduce(w2, "L C D ->", "sum")
+loss = map(l1, l2, ", -> ", "add")
+)ein";
+
+// A block whose result does not read its carry: only the last layer's params reach the loss,
+// the other layers' slices of the stacks get no gradient (zero).
+const char* const kBlockCut = R"ein(
+axes L=3 B=2 D=4 C=4
+input x: B D
+param w: L C D
+block layer(h, x0) over L
+  a = einsum(x0, w, "B C, C D -> B D")
+  y = map(a, "B D -> B D", "tanh")
+end
+hL = layer(x, x)
+loss = reduce(hL, "B D ->", "sum")
+)ein";
+
 Tensor randn(Shape s, std::uint64_t seed, double scale = 1) {
   Tensor t = Tensor::randn(std::move(s), DType::f64, seed);
   double* p = t.data<double>();
@@ -164,6 +201,17 @@ TEST_CASE("program train: the gradients of a step equal finite differences of th
       kept.insert(tensor >= 0 ? plan.tensor(tensor).name : "?");
     }
     CHECK(kept == std::set<std::string>{"n", "h"});  // x is an input (its own memory)
+  }
+  SECTION("a block over 3 layers: stacked params, a shared one, a stack read whole beside its layers") {
+    check_gradients(kBlock, {{"x", randn({2, 4}, 14)}},
+                    {{"w", randn({3, 4, 4}, 15, 0.5)}, {"g", randn({3, 4}, 16)}, {"s", randn({4}, 17)}});
+    const ProgramPlan plan = plan_program(parse_program(kBlock, "fd.ein"), {.dtype = DType::f64});
+    CHECK(plan_training(plan).zeroed.empty());
+  }
+  SECTION("a block whose layers but the last reach no loss: their slices' gradients are zero") {
+    check_gradients(kBlockCut, {{"x", randn({2, 4}, 18)}}, {{"w", randn({3, 4, 4}, 19, 0.5)}});
+    const ProgramPlan plan = plan_program(parse_program(kBlockCut, "fd.ein"), {.dtype = DType::f64});
+    CHECK(plan_training(plan).zeroed == std::vector<int>{plan.tensor("w")});
   }
   SECTION("token ids: get_at, a tied head, cross_entropy on integer targets") {
     Tensor tok = Tensor::from_vector(std::vector<std::int64_t>{1, 4, 4, 0, 2, 3}, {2, 3});
