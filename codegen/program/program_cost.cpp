@@ -85,6 +85,13 @@ StatementCost statement_cost(const ProgramPlan& plan, std::size_t s, const Backw
   c.dtype = st.plan.dtype;
   c.forward = cost(st.plan);
   c.is_view = moves_nothing(c.forward);
+  if (st.call >= 0) {
+    const ProgramBlock& b = plan.blocks[static_cast<std::size_t>(st.call)];
+    c.call = b.name;
+    c.layer = st.layer;
+    c.body = st.body;
+    c.layers = b.layers;
+  }
   for (const program_detail::NeededGradient& g : bwd.gradients[s]) {
     Cost gc = cost(g.gradient.plan);
     gc.op = "backward";

@@ -337,6 +337,11 @@ TrainingMemory training_memory(const ProgramPlan& plan, const BackwardPlan& back
           k.needed_by.push_back("recompute " + plan.statements[static_cast<std::size_t>(r.statement)].name);
     }
     const int shown = owner >= 0 ? owner : plan.tensor(read.empty() ? std::string() : read.front());
+    if (pb.statement >= 0 && plan.statements[static_cast<std::size_t>(pb.statement)].call >= 0) {
+      const PlannedStatement& made = plan.statements[static_cast<std::size_t>(pb.statement)];
+      k.call = plan.blocks[static_cast<std::size_t>(made.call)].name;
+      k.layer = made.layer;
+    }
     k.tensor = shown >= 0 ? plan.tensor(shown).name : "?";
     for (const std::string& n : read) k.read_as += (k.read_as.empty() ? "" : ", ") + n;
     if (shown >= 0) {

@@ -141,6 +141,7 @@ void write_statement_json(JsonWriter& j, const StatementCost& s) {
   j.field("backward_flops", s.backward_flops).field("backward_bytes", s.backward_bytes);
   j.field("bytes_read", s.forward.bytes_read).field("bytes_written", s.forward.bytes_written);
   j.field("bytes_planned", s.forward.bytes_planned).field("is_view", s.is_view);
+  if (s.layer >= 0) j.key("block").begin_object().field("call", s.call).field("layer", s.layer).field("layers", s.layers).end_object();
   j.key("gradients").begin_array();
   for (const StatementGradient& g : s.gradients)
     j.begin_object()

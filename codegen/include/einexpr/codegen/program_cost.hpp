@@ -77,6 +77,12 @@ struct StatementCost {
   std::optional<Roofline> roofline;          // the forward's, on the device
   double backward_time_s = 0;                // the gradients' bounds summed
   std::string roofline_error;                // why roofline is empty, if it is
+  // in a block's layer ("hL[3].q0"): the call's name, the layer, its place in the layer
+  // (statements with one call and place are the same statement of each layer), the layers
+  std::string call;
+  int layer = -1;
+  int body = -1;
+  std::int64_t layers = 0;
 };
 
 /// A forward buffer the backward reads: kept from the statement that makes it to the last
@@ -87,6 +93,8 @@ struct KeptActivation {
   std::string shape;         // "[B=1024, E=256] f32"
   Count bytes;
   std::vector<std::string> needed_by;  // the gradients that read it, with the program's names
+  std::string call;          // made in a block's layer: the call's name, and the layer
+  int layer = -1;
 };
 
 struct ProgramMemory {
