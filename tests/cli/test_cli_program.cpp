@@ -144,6 +144,49 @@ TEST_CASE("program cost: the table, and the GPT-2 block", "[program]") {
   CHECK(u64(g["params"]) == 7087872);
 }
 
+TEST_CASE("program cost: GPT-2 with its layer written once, at every published size and at GPT-3's geometry", "[program][block]") {
+  Sandbox box;
+  box.write_bytes("gpt2.ein", test::read_model("gpt2.ein"));
+  auto params = [&](std::vector<std::string> sizes) {
+    std::vector<std::string> args = {"program", "cost", "gpt2.ein"};
+    args.insert(args.end(), sizes.begin(), sizes.end());
+    args.push_back("--json");
+    return u64(json_of(box, args)["params"]);
+  };
+  // the published checkpoints' counts (tied head, learned positions, biases)
+  CHECK(params({}) == 124439808);
+  CHECK(params({"L=24", "D=1024", "H=16", "F=4096"}) == 354823168);
+  CHECK(params({"L=36", "D=1280", "H=20", "F=5120"}) == 774030080);
+  CHECK(params({"L=48", "D=1600", "H=25", "F=6400"}) == 1557611200);
+  // GPT-3 175B's geometry: Narayanan's 12·l·h² + 13·l·h + (V + s)·h plus the final norm's 2·h
+  const std::uint64_t l = 96, h = 12288, V = 50257, s = 2048;
+  CHECK(params({"L=96", "D=12288", "H=96", "K=128", "F=49152", "S=2048", "T=2048"}) ==
+        12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h);
+  CHECK(12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h == 174604259328ULL);
+
+  // the table: a layer's statements once, with the layers they stand for
+  const test::CliResult r = box.run({"program", "cost", "gpt2.ein", "L=3", "S=8", "T=8", "D=16", "H=2", "K=8", "F=64", "V=32"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("  hL[l].q0   0..2    einsum "));
+  CHECK_THAT(r.out, Catch::Contains("  dw_q[l] = einsum(dhL[l].q0, hL[l].ln1, 'B S (H K), B S D -> D (H K)')"));
+  CHECK_THAT(r.out, Catch::Contains("  hL[l].p                [B=1, H=2, S=8, T=8] f32    512  ×3"));
+  CHECK_THAT(r.out, Catch::Contains("kept per layer of hL: "));
+  const nlohmann::json j = json_of(box, {"program", "cost", "gpt2.ein", "L=3", "S=8", "T=8", "D=16", "H=2", "K=8",
+                                         "F=64", "V=32", "--json"});
+  std::uint64_t forward = 0, in_layers = 0;
+  for (const nlohmann::json& st : j["statements"]) {
+    forward += u64(st["flops"]);
+    if (st.contains("block")) {
+      CHECK(st["block"]["call"] == "hL");
+      CHECK(st["block"]["layers"] == 3);
+      ++in_layers;
+    }
+  }
+  CHECK(u64(j["forward_flops"]) == forward);  // every layer's statements, each counted
+  CHECK(in_layers == 3 * 26);
+}
+
 TEST_CASE("program run: OUTDIR/NAME.npy per output, as the library computes them", "[program]") {
   Sandbox box;
   lecture_files(box);
