@@ -359,10 +359,16 @@ TEST_CASE("program train: torch.optim's sgd, momentum, adam and adamw on torch's
       CHECK(rel(loss, c.losses[static_cast<std::size_t>(s)]) <= loss_tol);
       if (s > 0) continue;
       const TensorMap grads = t.gradients();
+      // a gradient that is 0 exactly in exact arithmetic (gpt2.ein's key bias: softmax over T
+      // ignores it) is rounding noise in both runs: each param's error is measured against its
+      // own largest gradient, but no less than 1e-4 of the model's largest
+      double largest = 0;
+      for (const train_torch::Named& g : c.grads)
+        for (double v : g.v.data) largest = std::max(largest, std::abs(v));
       for (const train_torch::Named& g : c.grads) {
         CAPTURE(g.name);
         const Tensor got = grads.at(g.name).to(DType::f64).contiguous();
-        double scale = 1e-30;
+        double scale = 1e-4 * largest;
         for (double v : g.v.data) scale = std::max(scale, std::abs(v));
         if (!bf16) {
           for (std::size_t i = 0; i < g.v.data.size(); ++i) CHECK(std::abs(got.data<double>()[i] - g.v.data[i]) <= tol * scale);

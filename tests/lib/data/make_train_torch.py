@@ -7,6 +7,9 @@ for `program train` (forward, autograd's backward toward every param, then an op
     steps in f32 (a loss curve);
   - gpt2_train.ein (a 1-layer GPT-2-style language model with its cross-entropy loss) at its
     default sizes, with adamw for 3 steps in f64 and in f32, and sgd for 2 steps in f64;
+  - gpt2.ein (GPT-2 with its layer written once as a block over L) at tiny sizes with L=2, with
+    sgd for 2 steps in f64 (its key bias b_k has a gradient of exactly 0 and rounding noise:
+    sgd moves it by lr times that noise, which adam would blow up to lr);
   - both in bf16 with mixed precision (lecture2 adam, gpt2_train adamw): bf16 params, inputs
     and compute, the optimizer on f32 master copies (their gradients the bf16 ones widened),
     each param then its master rounded to bf16.
@@ -132,6 +135,81 @@ def gpt2_forward(t, sizes=None):
     g = F.gelu(ln2 @ t["w_fc"] + t["b_fc"], approximate="tanh")
     y = h + (g @ t["w_proj"] + t["b_proj"])
     lnf = ln(y, t["lnf_g"], t["lnf_b"])
+    logits = lnf @ t["wte"].T
+    ce = F.cross_entropy(logits.reshape(B * S, V), t["tgt"].reshape(B * S), reduction="none")
+    return ce.mean()
+
+
+GPT2L_SIZES = [("L", 2), ("B", 2), ("S", 8), ("T", 8), ("D", 16), ("H", 2), ("K", 8), ("F", 64), ("V", 32)]
+GPT2L_SCALE = 0.125  # the number gpt2.ein writes (1/sqrt(64), GPT-2's K)
+
+
+def gpt2l_values():
+    """[(name, kind, f64 or i64 tensor)] in gpt2.ein's declaration order: the layers' params stacked over L."""
+    s = dict(GPT2L_SIZES)
+    L, B, S, D, H, K, F_, V = s["L"], s["B"], s["S"], s["D"], s["H"], s["K"], s["F"], s["V"]
+    torch.manual_seed(4)
+
+    def rn(*shape, scale):
+        return torch.randn(*shape, dtype=f64) * scale
+
+    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
+    tgt = torch.empty_like(tok)
+    tgt[:, :-1] = tok[:, 1:]
+    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
+    mask = torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+    return [
+        ("tok", "input", tok),
+        ("tgt", "input", tgt),
+        ("mask", "input", mask),
+        ("wte", "param", rn(V, D, scale=0.3)),
+        ("wpe", "param", rn(S, D, scale=0.1)),
+        ("ln1_g", "param", 1 + rn(L, D, scale=0.1)),
+        ("ln1_b", "param", rn(L, D, scale=0.1)),
+        ("w_q", "param", rn(L, D, H * K, scale=0.25)),
+        ("b_q", "param", rn(L, H * K, scale=0.1)),
+        ("w_k", "param", rn(L, D, H * K, scale=0.25)),
+        ("b_k", "param", rn(L, H * K, scale=0.1)),
+        ("w_v", "param", rn(L, D, H * K, scale=0.25)),
+        ("b_v", "param", rn(L, H * K, scale=0.1)),
+        ("w_o", "param", rn(L, H * K, D, scale=0.25)),
+        ("b_o", "param", rn(L, D, scale=0.1)),
+        ("ln2_g", "param", 1 + rn(L, D, scale=0.1)),
+        ("ln2_b", "param", rn(L, D, scale=0.1)),
+        ("w_fc", "param", rn(L, D, F_, scale=0.25)),
+        ("b_fc", "param", rn(L, F_, scale=0.1)),
+        ("w_proj", "param", rn(L, F_, D, scale=0.125)),
+        ("b_proj", "param", rn(L, D, scale=0.1)),
+        ("lnf_g", "param", 1 + rn(D, scale=0.1)),
+        ("lnf_b", "param", rn(D, scale=0.1)),
+    ]
+
+
+def gpt2l_forward(t):
+    """gpt2.ein's forward in torch: the block applied to layer l's slice of each stacked param, l = 0, 1, ..."""
+    s = dict(GPT2L_SIZES)
+    L, B, S, D, H, K, V = s["L"], s["B"], s["S"], s["D"], s["H"], s["K"], s["V"]
+    dt = t["wte"].dtype
+
+    def heads(z):  # B S (H K) -> B H S K
+        return z.reshape(B, S, H, K).permute(0, 2, 1, 3)
+
+    x = F.embedding(t["tok"], t["wte"]) + t["wpe"]
+    for l in range(L):
+        w = {n: t[n][l] for n in ("ln1_g", "ln1_b", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o", "ln2_g",
+                                  "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj")}
+        ln1 = F.layer_norm(x, (D,), w["ln1_g"], w["ln1_b"], eps=1e-5)
+        q = heads(ln1 @ w["w_q"] + w["b_q"])
+        k = heads(ln1 @ w["w_k"] + w["b_k"])
+        v = heads(ln1 @ w["w_v"] + w["b_v"])
+        s2 = (q @ k.transpose(-1, -2)) * torch.tensor(GPT2L_SCALE, dtype=dt) + t["mask"]
+        p = torch.softmax(s2, dim=-1)
+        o1 = (p @ v).permute(0, 2, 1, 3).reshape(B, S, H * K)
+        h = x + (o1 @ w["w_o"] + w["b_o"])
+        ln2 = F.layer_norm(h, (D,), w["ln2_g"], w["ln2_b"], eps=1e-5)
+        g = F.gelu(ln2 @ w["w_fc"] + w["b_fc"], approximate="tanh")
+        x = h + (g @ w["w_proj"] + w["b_proj"])
+    lnf = F.layer_norm(x, (D,), t["lnf_g"], t["lnf_b"], eps=1e-5)
     logits = lnf @ t["wte"].T
     ce = F.cross_entropy(logits.reshape(B * S, V), t["tgt"].reshape(B * S), reduction="none")
     return ce.mean()
@@ -270,6 +348,7 @@ def main():
         case("gpt2_train.ein", GPT2_SIZES, gpt2, gpt2_forward, dtype, "adamw", 3, lr=1e-3, beta1=0.9, beta2=0.95,
              eps=1e-8, weight_decay=0.1)
     case("gpt2_train.ein", GPT2_SIZES, gpt2, gpt2_forward, "f64", "sgd", 2, lr=0.1)
+    case("gpt2.ein", GPT2L_SIZES, gpt2l_values(), gpt2l_forward, "f64", "sgd", 2, lr=0.1)
     # mixed precision: bf16 params, inputs and compute, f32 master weights and optimizer state
     case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, "bf16", "adam", 5, lr=0.01, beta1=0.9,
          beta2=0.999, eps=1e-8, weight_decay=0.01)
