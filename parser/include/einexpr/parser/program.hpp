@@ -21,6 +21,16 @@
 //                                --recompute checkpoints): anywhere in the file
 //   NAME = OP(TENSOR, ..., "PATTERN"[, "FUNCTION"][, AXIS=LEN ...])
 //   NAME, NAME, ... = rearrange(TENSOR, "PATTERN")   a split: one name per output
+//   block NAME(CARRY, ARG, ...) over AXIS     a layer written once: the lines up to "end"
+//     STATEMENTS, checkpoint lines            (statements and checkpoint lines only) are
+//   end                                       its body, applied once per layer of AXIS
+//   NAME = BLOCK(TENSOR, ...)                 a call: layer 0 reads the first tensor as CARRY,
+//                                             layer l the result of layer l-1 (the body's last
+//                                             statement's), every layer the others as ARGs;
+//                                             NAME is the last layer's result
+// In a body, a declared tensor whose first dim is the block's AXIS ("param w: L D E") reads as
+// the layer's slice (w is "D E" there); the program's other names defined before the block read
+// whole; the body's names are its own (layer l's tensors are NAME[l].LOCAL once planned).
 // A TENSOR argument may be a number (0.125, -1, 1e-5): a 0-d operand of the statement's dtype.
 // DIMS: axis names separated by spaces, or compositions "(H K)" (a dim of length H·K); none
 // for a scalar. DTYPE: f64 f32 f16 bf16 f8_e4m3 f8_e5m2 i64 i32 bool, last on the line.
@@ -44,7 +54,11 @@
 //   - the pattern has one operand per tensor and passes check(pattern, op); a unary map's
 //     output is its input (map does not move axes); a call's AXIS=LEN appears in its pattern;
 //   - output names defined tensors, each once; the program has a statement;
-//   - checkpoint names statement results, each once.
+//   - checkpoint names statement results, each once;
+//   - a block: its axis is defined, its parameters are new names, its body holds at least one
+//     statement (no axis=length: the layers share the program's axes), its last statement
+//     makes one tensor, its checkpoint lines name its statements; blocks do not nest; a call
+//     names a block defined above with one tensor per parameter.
 // Lengths are not checked against each other here (that needs shapes): codegen's
 // plan_program (einexpr/codegen/program_plan.hpp) does, in one axis environment.
 #include <cstddef>
