@@ -80,10 +80,10 @@ struct SourceChecker {
   }
 };
 
-/// A statement's Sources, and the checks' promises: its tensors defined by earlier items,
-/// its pattern's axes defined.
-void check_statement(const ast::Program& p, const ast::Item& item, const SourceChecker& at) {
-  const auto& s = std::get<ast::Statement>(item);
+/// A statement's Sources, and the checks' promises: its tensors defined by earlier items
+/// (`defined`), its pattern's axes defined.
+template <typename Defined>
+void check_statement(const ast::Program& p, const ast::Statement& s, const SourceChecker& at, Defined&& defined) {
   at(s.source, "statement");
   at(s.name, "statement name");
   at(s.op_name, "op name");
@@ -98,8 +98,7 @@ void check_statement(const ast::Program& p, const ast::Item& item, const SourceC
     const ast::Identifier& in = s.inputs[i];
     at(in, s.is_literal(i) ? "number argument" : "tensor argument");
     if (s.is_literal(i)) continue;  // a number: a constant, defined where it is written
-    const ast::Item* def = ast::find_tensor(p, in.name);
-    FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
+    FUZZ_CHECK(defined(in.name), "tensor '" + in.name + "' is used but not defined before");
   }
   auto axis_defined = [&](const std::string& name) {
     FUZZ_CHECK(ast::find_axis(p, name), "axis '" + name + "' has no definition");
@@ -135,15 +134,54 @@ void check_program(const ast::Program& p, std::string_view text) {
     } else if (const auto* c = std::get_if<ast::CheckpointDecl>(&item)) {
       at(c->source, "checkpoint line");
       for (const ast::Identifier& n : c->names) at(n, "checkpoint name");
+    } else if (const auto* b = std::get_if<ast::BlockDecl>(&item)) {
+      at(b->source, "block line");
+      at(b->name, "block name");
+      at(b->axis, "block axis");
+      at(b->end, "end line");
+      FUZZ_CHECK(!b->params.empty() && !b->statements.empty(), "a block without parameters or statements");
+      FUZZ_CHECK(ast::find_axis(p, b->axis.name), "block axis '" + b->axis.name + "' has no definition");
+      for (const ast::Identifier& n : b->params) at(n, "block parameter");
+      // its statements read its parameters, its earlier statements and the program's names above it
+      for (std::size_t i = 0; i < b->statements.size(); ++i)
+        check_statement(p, b->statements[i], at, [&](const std::string& name) {
+          for (const ast::Identifier& n : b->params)
+            if (n.name == name) return true;
+          for (std::size_t j = 0; j < i; ++j) {
+            if (b->statements[j].name.name == name) return true;
+            for (const ast::Identifier& m : b->statements[j].more_names)
+              if (m.name == name) return true;
+          }
+          const ast::Item* def = ast::find_tensor(p, name);
+          return def && def < &item;
+        });
+      for (const ast::CheckpointDecl& c : b->checkpoints)
+        for (const ast::Identifier& n : c.names) at(n, "checkpoint name");
+    } else if (const auto* c = std::get_if<ast::BlockCall>(&item)) {
+      at(c->source, "block call");
+      at(c->name, "statement name");
+      at(c->block, "block name");
+      const ast::BlockDecl* b = ast::find_block(p, c->block.name);
+      FUZZ_CHECK(b && static_cast<const void*>(b) < static_cast<const void*>(&item), "block '" + c->block.name + "' is called before its definition");
+      FUZZ_CHECK(c->inputs.size() == b->params.size(), "a call with the wrong number of tensors");
+      for (const ast::Identifier& in : c->inputs) {
+        at(in, "tensor argument");
+        const ast::Item* def = ast::find_tensor(p, in.name);
+        FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
+      }
     } else {
-      check_statement(p, item, at);
+      check_statement(p, std::get<ast::Statement>(item), at, [&](const std::string& name) {
+        const ast::Item* def = ast::find_tensor(p, name);
+        return def && def < &item;
+      });
     }
   }
   FUZZ_CHECK(!p.outputs.empty(), "no output");
   for (const ast::Identifier& o : p.outputs) FUZZ_CHECK(ast::find_tensor(p, o.name), "output '" + o.name + "' is no tensor");
   for (const ast::Identifier& c : p.checkpoints) {
     const ast::Item* def = ast::find_tensor(p, c.name);
-    FUZZ_CHECK(def && std::holds_alternative<ast::Statement>(*def), "checkpoint '" + c.name + "' is no statement's result");
+    FUZZ_CHECK(def && (std::holds_alternative<ast::Statement>(*def) || std::holds_alternative<ast::BlockCall>(*def)),
+               "checkpoint '" + c.name + "' is no statement's result");
   }
 }
 
@@ -162,9 +200,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::plan_cost_run(p, text, check_error);
   const std::string canonical = ast::to_string(p);
   if (canonical.size() > max_program_length) return 0;
-  for (const ast::Item& item : p.items)  // single spaces may lengthen a dense pattern past its limit
+  for (const ast::Item& item : p.items) {  // single spaces may lengthen a dense pattern past its limit
     if (const auto* s = std::get_if<ast::Statement>(&item))
       if (ast::to_string(s->pattern.pattern).size() > max_pattern_length) return 0;
+    if (const auto* b = std::get_if<ast::BlockDecl>(&item))
+      for (const ast::Statement& s : b->statements)
+        if (ast::to_string(s.pattern.pattern).size() > max_pattern_length) return 0;
+  }
   ast::Program q;
   try {
     q = parse_program(canonical, file_name);
