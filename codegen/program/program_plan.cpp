@@ -244,8 +244,10 @@ void ProgramPlanner::statement(const ast::Statement& s, Place place) {
     st.inputs = inputs;
     st.spec = spec_of(s);
     if (auto* r = st.spec.get_if<RearrangeOptions>()) r->output = static_cast<int>(j);
-    // planned once per place in the text and layouts read: the layers of a block share it
-    std::string key = std::to_string(s.source.span.begin) + "/" + std::to_string(j);
+    // planned once per op, pattern and layouts read (the lengths are the program's): a block's
+    // layers share their statements' plans
+    std::string key = s.op_name.name + "|" + (s.function ? s.function->text : std::string()) + "|" +
+                      ast::to_string(s.pattern.pattern) + "|" + std::to_string(j);
     for (int in : st.inputs) {
       const ProgramTensor& t = out_.tensor(in);
       key += "|" + std::string(name(t.dtype)) + shape_str(t.layout.shape) + shape_str(t.layout.strides);

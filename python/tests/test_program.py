@@ -390,3 +390,40 @@ def test_trainer_recompute_auto_within_the_limit():
     assert auto.recompute_flops > 0
     assert [keep.step(tok=tok, tgt=tgt, mask=mask) for _ in range(2)] == \
         [auto.step(tok=tok, tgt=tgt, mask=mask) for _ in range(2)]
+
+
+# ---- blocks: a layer written once ---------------------------------------------------------
+
+BLOCK_TEXT = """\
+axes L=3 B=4 D=8 F=16
+input x: B D
+param w1: L D F
+param w2: L F D
+block layer(h) over L
+  a = einsum(h, w1, "B D, D F -> B F")
+  z = map(a, "B F -> B F", "tanh")
+  m = einsum(z, w2, "B F, F D -> B D")
+  y = map(h, m, "B D, B D -> B D", "add")
+end
+hL = layer(x)
+sq = map(hL, "B D -> B D", "square")
+loss = reduce(sq, "B D ->", "mean")
+output loss hL
+"""
+
+
+def test_block_runs_as_numpy_loops_over_the_stacked_params():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 8))
+    w1 = rng.standard_normal((3, 8, 16)) / np.sqrt(8)
+    w2 = rng.standard_normal((3, 16, 8)) / np.sqrt(16)
+    p = einexpr.Program(BLOCK_TEXT)
+    out = p.run(x=x.astype(np.float32), w1=w1.astype(np.float32), w2=w2.astype(np.float32))
+    h = x
+    for layer in range(3):
+        h = h + np.tanh(h @ w1[layer]) @ w2[layer]
+    assert set(out) == {"loss", "hL"}  # the call's name, not its last layer's
+    np.testing.assert_allclose(out["hL"], h, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["loss"], np.mean(h * h), rtol=1e-5)
+    assert p.shapes()["w1"] == ((3, 8, 16), "f32")  # the stack, as declared
+    assert p.cost()["params"] == 2 * 3 * 8 * 16
