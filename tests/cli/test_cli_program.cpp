@@ -164,6 +164,17 @@ TEST_CASE("program cost: GPT-2 with its layer written once, at every published s
         12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h);
   CHECK(12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h == 174604259328ULL);
 
+  // LLaMA-2 7B and 70B (grouped-query attention, SwiGLU, RMSNorm, an untied head), exactly
+  box.write_bytes("llama2.ein", test::read_model("llama2.ein"));
+  auto llama = [&](std::vector<std::string> sizes) {
+    std::vector<std::string> args = {"program", "cost", "llama2.ein"};
+    args.insert(args.end(), sizes.begin(), sizes.end());
+    args.push_back("--json");
+    return u64(json_of(box, args)["params"]);
+  };
+  CHECK(llama({}) == 6738415616ULL);
+  CHECK(llama({"L=80", "D=8192", "G=8", "R=8", "F=28672"}) == 68976648192ULL);
+
   // the table: a layer's statements once, with the layers they stand for
   const test::CliResult r = box.run({"program", "cost", "gpt2.ein", "L=3", "S=8", "T=8", "D=16", "H=2", "K=8", "F=64", "V=32"});
   INFO(r);

@@ -10,6 +10,9 @@ for `program train` (forward, autograd's backward toward every param, then an op
   - gpt2.ein (GPT-2 with its layer written once as a block over L) at tiny sizes with L=2, with
     sgd for 2 steps in f64 (its key bias b_k has a gradient of exactly 0 and rounding noise:
     sgd moves it by lr times that noise, which adam would blow up to lr);
+  - llama2.ein (LLaMA-2 with its layer written once: RMSNorm, rotary embeddings, grouped-query
+    attention, SwiGLU, an untied head) at tiny sizes with L=2 and 2 groups of 2 query heads,
+    with sgd for 2 steps in f64;
   - both in bf16 with mixed precision (lecture2 adam, gpt2_train adamw): bf16 params, inputs
     and compute, the optimizer on f32 master copies (their gradients the bf16 ones widened),
     each param then its master rounded to bf16.
@@ -215,6 +218,84 @@ def gpt2l_forward(t):
     return ce.mean()
 
 
+LLAMA_SIZES = [("L", 2), ("B", 2), ("S", 8), ("T", 8), ("D", 16), ("G", 2), ("R", 2), ("K", 4), ("K1", 2), ("K2", 2),
+               ("F", 24), ("V", 32)]
+LLAMA_SCALE = 0.08838834764831845  # the number llama2.ein writes (1/sqrt(128), LLaMA-2's K)
+
+
+def llama_values():
+    """[(name, kind, f64 or i64 tensor)] in llama2.ein's declaration order."""
+    s = dict(LLAMA_SIZES)
+    L, B, S, D, G, R, K, F_, V = s["L"], s["B"], s["S"], s["D"], s["G"], s["R"], s["K"], s["F"], s["V"]
+    torch.manual_seed(5)
+
+    def rn(*shape, scale):
+        return torch.randn(*shape, dtype=f64) * scale
+
+    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
+    tgt = torch.empty_like(tok)
+    tgt[:, :-1] = tok[:, 1:]
+    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
+    mask = torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+    # Hugging Face's rotary tables: angle position · 10000^(-2i/K) for i < K/2, repeated for both halves
+    inv = 1.0 / (10000 ** (torch.arange(0, K, 2, dtype=f64) / K))
+    angles = torch.outer(torch.arange(S, dtype=f64), inv)
+    angles = torch.cat([angles, angles], dim=-1)
+    return [
+        ("tok", "input", tok),
+        ("tgt", "input", tgt),
+        ("mask", "input", mask),
+        ("cos", "input", angles.cos()),
+        ("sin", "input", angles.sin()),
+        ("emb", "param", rn(V, D, scale=0.3)),
+        ("n1", "param", 1 + rn(L, D, scale=0.1)),
+        ("w_q", "param", rn(L, D, G * R * K, scale=0.25)),
+        ("w_k", "param", rn(L, D, G * K, scale=0.25)),
+        ("w_v", "param", rn(L, D, G * K, scale=0.25)),
+        ("w_o", "param", rn(L, G * R * K, D, scale=0.25)),
+        ("n2", "param", 1 + rn(L, D, scale=0.1)),
+        ("w_gate", "param", rn(L, D, F_, scale=0.25)),
+        ("w_up", "param", rn(L, D, F_, scale=0.25)),
+        ("w_down", "param", rn(L, F_, D, scale=0.2)),
+        ("nf", "param", 1 + rn(D, scale=0.1)),
+        ("w_out", "param", rn(D, V, scale=0.3)),
+    ]
+
+
+def llama_forward(t):
+    """llama2.ein's forward in torch: RMSNorm (eps 1e-6), Hugging Face's rotate_half rotary
+    embeddings, grouped-query attention (query head g·R + r reads key/value head g), SwiGLU."""
+    s = dict(LLAMA_SIZES)
+    L, B, S, D, G, R, K, V = s["L"], s["B"], s["S"], s["D"], s["G"], s["R"], s["K"], s["V"]
+    dt = t["emb"].dtype
+
+    def rms(x, gain):
+        return x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + 1e-6) * gain
+
+    def rotate_half(z):
+        return torch.cat([-z[..., K // 2:], z[..., :K // 2]], dim=-1)
+
+    def rope(z):  # z: ... S K
+        return z * t["cos"] + rotate_half(z) * t["sin"]
+
+    x = F.embedding(t["tok"], t["emb"])
+    for l in range(L):
+        a = rms(x, t["n1"][l])
+        q = (a @ t["w_q"][l]).reshape(B, S, G, R, K).permute(0, 2, 3, 1, 4)  # B G R S K
+        k = (a @ t["w_k"][l]).reshape(B, S, G, K).permute(0, 2, 1, 3)  # B G T K
+        v = (a @ t["w_v"][l]).reshape(B, S, G, K).permute(0, 2, 1, 3)
+        qr, kr = rope(q), rope(k)
+        s2 = (qr @ kr.unsqueeze(2).transpose(-1, -2)) * torch.tensor(LLAMA_SCALE, dtype=dt) + t["mask"]
+        p = torch.softmax(s2, dim=-1)
+        o = (p @ v.unsqueeze(2)).permute(0, 3, 1, 2, 4).reshape(B, S, G * R * K)
+        h = x + o @ t["w_o"][l]
+        b = rms(h, t["n2"][l])
+        x = h + (F.silu(b @ t["w_gate"][l]) * (b @ t["w_up"][l])) @ t["w_down"][l]
+    logits = rms(x, t["nf"]) @ t["w_out"]
+    ce = F.cross_entropy(logits.reshape(B * S, V), t["tgt"].reshape(B * S), reduction="none")
+    return ce.mean()
+
+
 def cast(values, dtype):
     """The declarations with their float tensors in `dtype` ("f32" or "f64"): [(name, kind, dtype name, tensor)]."""
     out = []
@@ -349,6 +430,7 @@ def main():
              eps=1e-8, weight_decay=0.1)
     case("gpt2_train.ein", GPT2_SIZES, gpt2, gpt2_forward, "f64", "sgd", 2, lr=0.1)
     case("gpt2.ein", GPT2L_SIZES, gpt2l_values(), gpt2l_forward, "f64", "sgd", 2, lr=0.1)
+    case("llama2.ein", LLAMA_SIZES, llama_values(), llama_forward, "f64", "sgd", 2, lr=0.1)
     # mixed precision: bf16 params, inputs and compute, f32 master weights and optimizer state
     case("lecture2.ein", LECTURE2_SIZES, lecture2, lecture2_forward, "bf16", "adam", 5, lr=0.01, beta1=0.9,
          beta2=0.999, eps=1e-8, weight_decay=0.01)
