@@ -143,7 +143,7 @@ def gpt2_forward(t, sizes=None):
     return ce.mean()
 
 
-GPT2L_SIZES = [("L", 2), ("B", 2), ("S", 8), ("T", 8), ("D", 16), ("H", 2), ("K", 8), ("F", 64), ("V", 32)]
+GPT2L_SIZES = [("L", 2), ("B", 2), ("S", 4), ("T", 4), ("D", 8), ("H", 2), ("K", 4), ("F", 16), ("V", 16)]
 GPT2L_SCALE = 0.125  # the number gpt2.ein writes (1/sqrt(64), GPT-2's K)
 
 
@@ -218,8 +218,8 @@ def gpt2l_forward(t):
     return ce.mean()
 
 
-LLAMA_SIZES = [("L", 2), ("B", 2), ("S", 8), ("T", 8), ("D", 16), ("G", 2), ("R", 2), ("K", 4), ("K1", 2), ("K2", 2),
-               ("F", 24), ("V", 32)]
+LLAMA_SIZES = [("L", 2), ("B", 2), ("S", 4), ("T", 4), ("D", 8), ("G", 2), ("R", 2), ("K", 4), ("K1", 2), ("K2", 2),
+               ("F", 12), ("V", 16)]
 LLAMA_SCALE = 0.08838834764831845  # the number llama2.ein writes (1/sqrt(128), LLaMA-2's K)
 
 
