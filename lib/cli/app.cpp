@@ -392,10 +392,20 @@ void add_program_cost(Cli& cli, CLI::App* program) {
       ->capture_default_str();
   sub->add_flag("--mixed-precision", a.mixed_precision, "Count f32 master weights for params narrower than f32");
   add_recompute_options(sub, a.recompute);
+  sub->add_flag("--compare", a.compare,
+                "The published formulas (Narayanan's params, Kaplan's forward FLOPs, Korthikanti's and Narayanan's "
+                "training FLOPs, 6·N·D, Korthikanti's activations) beside the exact counts, the difference by cause");
+  sub->add_option("--compare-axes", a.compare_axes,
+                  "VAR=AXIS,...: the formulas' variables (l h s V a k f b) as the program's axes, a product as G*R "
+                  "(default: l the block's layers, h=D s=S V=V a=H k=K f=F b=B)")
+      ->type_name("VAR=AXIS")
+      ->delimiter(',');
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"
       "  einexpr program cost examples/models/lecture2.ein\n"
+      "  einexpr program cost examples/models/gpt2.ein L=96 D=12288 H=96 K=128 F=49152 S=2048 T=2048 --compare\n"
+      "  einexpr program cost examples/models/llama2.ein --compare --compare-axes a=G*R\n"
       "  einexpr program cost examples/models/gpt2_block.ein B=8 --dtype bf16 --optimizer adam --mixed-precision\n"
       "  einexpr program cost examples/models/lecture2.ein B=4096 --json\n"
       "  einexpr program cost examples/models/gpt2_train.ein --optimizer adam --recompute auto --memory-limit 40KiB");

@@ -115,6 +115,8 @@ struct ProgramCostArgs {
   std::string optimizer = "sgd";
   bool mixed_precision = false;
   RecomputeArgs recompute;
+  bool compare = false;                   // the published formulas beside the exact counts
+  std::vector<std::string> compare_axes;  // VAR=AXIS[*AXIS...]: the formulas' variables
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);

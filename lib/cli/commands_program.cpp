@@ -1,5 +1,7 @@
 // program check, program cost: a model file checked (names, then shapes and dtypes in one
 // axis environment) and costed for a training step, from the file and sizes alone.
+#include <optional>
+#include "einexpr/codegen/compare.hpp"
 #include <algorithm>
 #include <iostream>
 
@@ -51,11 +53,23 @@ int program_cost_command(const ProgramCostArgs& args) {
   cost_options.recompute = recompute_options(args.recompute, program);
   const ProgramPlan plan = plan_program(program, options);
   const ProgramCost c = cost(plan, cost_options);
+  std::optional<Comparisons> compared;
+  if (args.compare || !args.compare_axes.empty()) {
+    CompareOptions o;
+    for (const std::string& va : args.compare_axes) {
+      const std::size_t eq = va.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == va.size())
+        throw Error("--compare-axes takes VAR=AXIS (a product as G*R), not '" + va + "'");
+      o.axes.emplace_back(va.substr(0, eq), va.substr(eq + 1));
+    }
+    compared = compare(plan, c, o);
+  }
   if (args.json) {
-    write_program_cost_json(std::cout, plan, c, args.file, args.dtype);
+    write_program_cost_json(std::cout, plan, c, args.file, args.dtype, compared ? &*compared : nullptr);
     return 0;
   }
   std::cout << c.str();
+  if (compared) std::cout << compared->str();
   return 0;
 }
 

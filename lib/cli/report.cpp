@@ -188,7 +188,7 @@ void write_estimate_json(JsonWriter& j, const SixNP& e) {
 }  // namespace
 
 void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const ProgramCost& c, const std::string& file,
-                             const std::string& dtype) {
+                             const std::string& dtype, const Comparisons* compare) {
   JsonWriter j(os);
   j.begin_object().field("file", file).field("dtype", dtype);
   j.key("axes").begin_object();
@@ -198,6 +198,14 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
   j.field("forward_flops", c.forward_flops).field("backward_flops", c.backward_flops);
   j.field("accumulate_flops", c.accumulate_flops).field("optimizer_flops", c.optimizer_flops);
   j.field("step_flops", c.step_flops).field("forward_bytes", c.forward_bytes);
+  Count matmul;  // the forward's contractions alone (torch's profiler counts these)
+  for (std::size_t i = 0; i < plan.statements.size(); ++i)
+    for (const Step& step : plan.statements[i].plan.steps)
+      if (std::holds_alternative<ContractStep>(step)) {
+        matmul += c.statements[i].forward.flops;
+        break;
+      }
+  j.field("matmul_flops", matmul);
   j.field("backward_bytes", c.backward_bytes).field("optimizer_bytes", c.optimizer_bytes);
   j.field("params", c.params);
   const RecomputeChoice& r = c.recompute;
@@ -228,6 +236,22 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
     j.key("roofline").null().field("roofline_error", c.timing.error);
   }
   write_estimate_json(j, c.estimate);
+  if (compare) {
+    const Geometry& g = compare->geometry;
+    j.key("compare").begin_object();
+    j.key("geometry").begin_object().field("l", g.l).field("h", g.h).field("s", g.s).field("V", g.V).field("a", g.a);
+    j.field("k", g.k).field("f", g.f).field("b", g.b).end_object();
+    j.key("rows").begin_array();
+    for (const Comparison& r : compare->rows) {
+      j.begin_object().field("what", r.what).field("formula", r.formula).field("published", r.published);
+      j.field("exact", r.exact).field("note", r.note);
+      j.key("parts").begin_array();
+      for (const ComparisonPart& p : r.parts)
+        j.begin_object().field("part", p.part).field("published", p.published).field("exact", p.exact).end_object();
+      j.end_array().end_object();
+    }
+    j.end_array().end_object();
+  }
   j.end_object();
 }
 

@@ -2,6 +2,7 @@
 // What `cost --json`, `program cost --json` and `explain` print, written to any stream: the
 // tool prints it and the Python module returns it (einexpr.cost() and Program.cost() parse
 // the very same JSON).
+#include "einexpr/codegen/compare.hpp"
 #include <optional>
 #include <ostream>
 #include <string>
@@ -26,8 +27,9 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
 
 /// The one JSON object of `program cost --json`: `file` and `dtype` as given (the path, or
 /// "<program>"; the dtype of tensors declared without one), the plan's axes and the cost.
+/// `compare`: --compare's formulas too ("compare"), where given.
 void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const ProgramCost& c, const std::string& file,
-                             const std::string& dtype);
+                             const std::string& dtype, const Comparisons* compare = nullptr);
 
 /// `explain`: the plan, then each step's FLOPs and bytes.
 void write_explain(std::ostream& os, ExprSpec e, DType dtype);

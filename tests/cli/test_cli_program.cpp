@@ -198,6 +198,66 @@ TEST_CASE("program cost: GPT-2 with its layer written once, at every published s
   CHECK(in_layers == 3 * 26);
 }
 
+TEST_CASE("program cost --compare: the published formulas beside the exact counts, by cause", "[program][block]") {
+  Sandbox box;
+  box.write_bytes("gpt2.ein", test::read_model("gpt2.ein"));
+  // GPT-3 175B's geometry, in bf16 (the activation formula's 2-byte convention)
+  const nlohmann::json j = json_of(box, {"program", "cost", "gpt2.ein", "L=96", "D=12288", "H=96", "K=128", "F=49152",
+                                         "S=2048", "T=2048", "--dtype", "bf16", "--compare", "--json"});
+  const std::uint64_t l = 96, h = 12288, s = 2048, V = 50257, a = 96, b = 1;
+  const nlohmann::json& c = j["compare"];
+  CHECK(u64(c["geometry"]["l"]) == l);
+  CHECK(u64(c["geometry"]["h"]) == h);
+  auto row = [&](const std::string& what) {
+    for (const nlohmann::json& r : c["rows"])
+      if (r["what"] == what) return r;
+    FAIL("no row " << what);
+    return nlohmann::json();
+  };
+  auto part = [&](const nlohmann::json& r, std::size_t i) { return std::pair{u64(r["parts"][i]["published"]), u64(r["parts"][i]["exact"])}; };
+  // parameters: every term of Narayanan's exactly, and the final norm's 2·h beside it
+  const nlohmann::json p = row("parameters");
+  CHECK(u64(p["published"]) == 12 * l * h * h + 13 * l * h + (V + s) * h);
+  CHECK(u64(p["exact"]) == u64(p["published"]) + 2 * h);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(part(p, i).first == part(p, i).second);
+  // training FLOPs: the contractions are the formulas' terms exactly (Korthikanti: no
+  // recomputation; Narayanan: the layers' forward once more); the rest are the other ops
+  for (const char* what : {"training FLOPs", "training FLOPs, full recomputation"}) {
+    CAPTURE(what);
+    const nlohmann::json t = row(what);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(part(t, i).first == part(t, i).second);
+    CHECK(part(t, 3).first == 0);
+  }
+  CHECK(u64(row("training FLOPs")["published"]) == 72 * b * l * s * h * h + 12 * b * l * s * s * h + 6 * b * s * V * h);
+  CHECK(u64(row("training FLOPs")["exact"]) == u64(j["forward_flops"]) + u64(j["backward_flops"]));
+  // Kaplan: the weights' contractions exactly, attention's twice (Q·Kᵀ and P·V over every key)
+  const nlohmann::json k = row("forward FLOPs");
+  CHECK(part(k, 0).first == part(k, 0).second);
+  CHECK(part(k, 1).second == 2 * part(k, 1).first);
+  CHECK(u64(k["exact"]) == u64(j["forward_flops"]));
+  // activations: Korthikanti's, less exactly the dropout's 2·s·b·h + 3·a·s²·b (no dropout here)
+  const nlohmann::json act = row("activations per layer (bytes)");
+  CHECK(u64(act["published"]) == 34 * s * b * h + 5 * a * s * s * b);
+  CHECK(part(act, 0).first - part(act, 0).second == 2 * s * b * h);
+  CHECK(part(act, 1).first - part(act, 1).second == 3 * a * s * s * b);
+  // the forward's contractions, a figure of their own
+  CHECK(u64(j["matmul_flops"]) == part(k, 0).second + part(k, 1).second + part(k, 2).second);
+  // the text, and a variable the program has no axis for
+  const test::CliResult r = box.run({"program", "cost", "gpt2.ein", "--compare"});
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("published formulas (l=12 (L) h=768 (D) s=1024 (S) V=50257 (V) a=12 (H) k=64 (K) "
+                                    "f=3072 (F) b=1 (B))"));
+  CHECK_THAT(r.out, Catch::Contains("    vectors outside the layers (the final norm)          0       1536       +1536"));
+  box.write_bytes("llama2.ein", test::read_model("llama2.ein"));
+  const test::CliResult e = box.run({"program", "cost", "llama2.ein", "--compare"});
+  CHECK(e.status == 1);
+  CHECK_THAT(e.err, Catch::Contains("--compare: the program has no axis 'H' for a (the attention heads): name the axis, "
+                                    "e.g. --compare-axes a=NAME (products as G*R)"));
+  const nlohmann::json q = json_of(box, {"program", "cost", "llama2.ein", "--compare", "--compare-axes", "a=G*R", "--json"});
+  CHECK(u64(q["compare"]["geometry"]["a"]) == 32);
+  CHECK(u64(q["compare"]["rows"][0]["exact"]) == 6738415616ULL);
+}
+
 TEST_CASE("program run: OUTDIR/NAME.npy per output, as the library computes them", "[program]") {
   Sandbox box;
   lecture_files(box);
