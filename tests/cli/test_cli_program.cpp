@@ -147,12 +147,13 @@ TEST_CASE("program cost: the table, and the GPT-2 block", "[program]") {
 TEST_CASE("program cost: GPT-2 with its layer written once, at every published size and at GPT-3's geometry", "[program][block]") {
   Sandbox box;
   box.write_bytes("gpt2.ein", test::read_model("gpt2.ein"));
-  auto params = [&](std::vector<std::string> sizes) {
-    std::vector<std::string> args = {"program", "cost", "gpt2.ein"};
+  auto params_of = [&](const std::string& file, std::vector<std::string> sizes) {
+    std::vector<std::string> args = {"program", "cost", file};
     args.insert(args.end(), sizes.begin(), sizes.end());
     args.push_back("--json");
     return u64(json_of(box, args)["params"]);
   };
+  auto params = [&](std::vector<std::string> sizes) { return params_of("gpt2.ein", std::move(sizes)); };
   // the published checkpoints' counts (tied head, learned positions, biases)
   CHECK(params({}) == 124439808);
   CHECK(params({"L=24", "D=1024", "H=16", "F=4096"}) == 354823168);
@@ -166,12 +167,7 @@ TEST_CASE("program cost: GPT-2 with its layer written once, at every published s
 
   // LLaMA-2 7B and 70B (grouped-query attention, SwiGLU, RMSNorm, an untied head), exactly
   box.write_bytes("llama2.ein", test::read_model("llama2.ein"));
-  auto llama = [&](std::vector<std::string> sizes) {
-    std::vector<std::string> args = {"program", "cost", "llama2.ein"};
-    args.insert(args.end(), sizes.begin(), sizes.end());
-    args.push_back("--json");
-    return u64(json_of(box, args)["params"]);
-  };
+  auto llama = [&](std::vector<std::string> sizes) { return params_of("llama2.ein", std::move(sizes)); };
   CHECK(llama({}) == 6738415616ULL);
   CHECK(llama({"L=80", "D=8192", "G=8", "R=8", "F=28672"}) == 68976648192ULL);
 

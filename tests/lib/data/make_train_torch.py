@@ -71,6 +71,16 @@ GPT2_SCALE = 0.35355339059327373  # 1/sqrt(K) as gpt2_train.ein writes it
 GPT2_MASKED = -1e9  # the mask above the diagonal
 
 
+def lm_data(B, S, V):
+    """Token ids, their targets (the next token; the last position's drawn) and the causal
+    mask (0 on and below the diagonal, GPT2_MASKED above), from torch's current seed."""
+    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
+    tgt = torch.empty_like(tok)
+    tgt[:, :-1] = tok[:, 1:]
+    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
+    return tok, tgt, torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+
+
 def gpt2_values():
     """[(name, kind, f64 or i64 tensor)] in gpt2_train.ein's declaration order."""
     s = dict(GPT2_SIZES)
@@ -80,11 +90,7 @@ def gpt2_values():
     def rn(*shape, scale):
         return torch.randn(*shape, dtype=f64) * scale
 
-    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
-    tgt = torch.empty_like(tok)
-    tgt[:, :-1] = tok[:, 1:]  # the next token; the last position's target is drawn
-    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
-    mask = torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+    tok, tgt, mask = lm_data(B, S, V)
     return [
         ("tok", "input", tok),
         ("tgt", "input", tgt),
@@ -156,11 +162,7 @@ def gpt2l_values():
     def rn(*shape, scale):
         return torch.randn(*shape, dtype=f64) * scale
 
-    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
-    tgt = torch.empty_like(tok)
-    tgt[:, :-1] = tok[:, 1:]
-    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
-    mask = torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+    tok, tgt, mask = lm_data(B, S, V)
     return [
         ("tok", "input", tok),
         ("tgt", "input", tgt),
@@ -232,11 +234,7 @@ def llama_values():
     def rn(*shape, scale):
         return torch.randn(*shape, dtype=f64) * scale
 
-    tok = torch.randint(0, V, (B, S), dtype=torch.int64)
-    tgt = torch.empty_like(tok)
-    tgt[:, :-1] = tok[:, 1:]
-    tgt[:, -1] = torch.randint(0, V, (B,), dtype=torch.int64)
-    mask = torch.triu(torch.full((S, S), GPT2_MASKED, dtype=f64), diagonal=1)
+    tok, tgt, mask = lm_data(B, S, V)
     # Hugging Face's rotary tables: angle position · 10000^(-2i/K) for i < K/2, repeated for both halves
     inv = 1.0 / (10000 ** (torch.arange(0, K, 2, dtype=f64) / K))
     angles = torch.outer(torch.arange(S, dtype=f64), inv)
