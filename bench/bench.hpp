@@ -43,6 +43,7 @@ void register_fma();
 void register_maps();
 void register_norms();
 void register_block();
+void register_model();
 void register_indexed();
 
 /// Keeps a result alive in the optimizer's eyes.

@@ -135,4 +135,38 @@ void register_block() {
   });
 }
 
+/// A model file run whole, for bench/torch_zoo.py: registered only when EINEXPR_MODEL_FILE names
+/// one, with its axes from EINEXPR_MODEL_AXES ("L=12 B=1 ...") and every input and param read
+/// from EINEXPR_MODEL_DIR/NAME.npy; its first output is written to DIR/out_einexpr.npy.
+void register_model() {
+  const char* file = std::getenv("EINEXPR_MODEL_FILE");
+  const char* dir = std::getenv("EINEXPR_MODEL_DIR");
+  if (file == nullptr || *file == '\0' || dir == nullptr || *dir == '\0') return;
+  einexpr::AxisLengths axes;
+  std::istringstream given(std::getenv("EINEXPR_MODEL_AXES") ? std::getenv("EINEXPR_MODEL_AXES") : "");
+  for (std::string word; given >> word;) {
+    const std::size_t eq = word.find('=');
+    if (eq == std::string::npos) throw einexpr::Error("EINEXPR_MODEL_AXES: NAME=LEN, not '" + word + "'");
+    axes.emplace_back(word.substr(0, eq), std::stoll(word.substr(eq + 1)));
+  }
+  const std::string path = file, folder = dir;
+  const einexpr::ast::Program ast = einexpr::parse_program(read_text(path), path);
+  Work work;
+  work.flops = einexpr::cost(ast, axes).forward_flops.to_double();
+  auto shared = std::make_shared<std::shared_ptr<Block>>();
+  add("model " + path.substr(path.find_last_of('/') + 1), "run", block_threads, work, [=](int) {
+    if (!*shared) {
+      auto b = std::make_shared<Block>();
+      b->program = std::make_shared<einexpr::CompiledProgram>(ast, einexpr::ProgramOptions{axes});
+      for (const einexpr::ProgramTensor& t : b->program->plan().tensors)
+        if (t.role == einexpr::TensorRole::input || t.role == einexpr::TensorRole::param)
+          b->inputs[t.name] = einexpr::read_npy(folder + "/" + t.name + ".npy");
+      *shared = b;
+    }
+    const std::shared_ptr<Block> b = *shared;
+    einexpr::write_npy(folder + "/out_einexpr.npy", b->program->run(b->inputs).outputs.front().second);
+    return std::function<void()>([b] { benchmark_keep(b->program->run(b->inputs).outputs.size()); });
+  });
+}
+
 }  // namespace bench

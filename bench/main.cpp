@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   bench::register_maps();
   bench::register_norms();
   bench::register_block();
+  bench::register_model();
   bench::register_indexed();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -190,9 +190,10 @@ def gpt2l_values():
     ]
 
 
-def gpt2l_forward(t):
-    """gpt2.ein's forward in torch: the block applied to layer l's slice of each stacked param, l = 0, 1, ..."""
-    s = dict(GPT2L_SIZES)
+def gpt2l_forward(t, sizes=None):
+    """gpt2.ein's forward in torch: the block applied to layer l's slice of each stacked param, l = 0, 1, ...
+    (at `sizes`, {axis: length}; the case's if None). bench/torch_zoo.py imports it for GPT-2 small."""
+    s = dict(sizes or GPT2L_SIZES)
     L, B, S, D, H, K, V = s["L"], s["B"], s["S"], s["D"], s["H"], s["K"], s["V"]
     dt = t["wte"].dtype
 
