@@ -174,6 +174,23 @@ Comparisons compare(const ProgramPlan& plan, const ProgramCost& cost, const Comp
         "lookup, none toward inputs)"));
   }
   {
+    // per sequence: QKV 2·3·s·h·(k·a), output projection 2·s·(k·a)·h, dense 2·s·(h·f + f·h) a
+    // layer's weights; K@Q and softmax@V 2·s²·(k·a) each; the embeddings and the final logits
+    // 2·s·V·h each; the softmax 3·a·s²; backward twice forward
+    const Count three_b = Count(3) * b;
+    const Count published[kinds] = {
+        three_b * l * (Count(6) * s * h * d_attn + Count(2) * s * d_attn * h + Count(4) * s * h * f),
+        three_b * l * Count(4) * s * s * d_attn, three_b * Count(4) * s * V * h, three_b * l * Count(3) * a * s * s};
+    out.rows.push_back(flops_rows(
+        "training FLOPs, Chinchilla",
+        "Hoffmann et al. 2022, App. F: per sequence QKV, K@Q, softmax 3·a·s², softmax@V, projection, dense, the "
+        "embeddings and the logits, times b; backward = 2 × forward",
+        step, published,
+        "Chinchilla counts the embedding as a matmul (2·s·V·h a sequence; einexpr's is a table lookup, get_at, no "
+        "FLOPs forward) and the softmax as 3·a·s², where einexpr counts each op of its norms, activations, biases "
+        "and loss by its own convention"));
+  }
+  {
     const Count published[kinds] = {Count(96) * b * s * l * h * h, Count(16) * b * s * s * l * h, Count(6) * b * s * V * h,
                                     Count{}};
     out.rows.push_back(flops_rows(

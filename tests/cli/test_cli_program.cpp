@@ -226,6 +226,11 @@ TEST_CASE("program cost --compare: the published formulas beside the exact count
   }
   CHECK(u64(row("training FLOPs")["published"]) == 72 * b * l * s * h * h + 12 * b * l * s * s * h + 6 * b * s * V * h);
   CHECK(u64(row("training FLOPs")["exact"]) == u64(j["forward_flops"]) + u64(j["backward_flops"]));
+  // Chinchilla: the same contractions in a layer; it counts the embedding as a matmul too
+  const nlohmann::json ch = row("training FLOPs, Chinchilla");
+  for (std::size_t i = 0; i < 2; ++i) CHECK(part(ch, i).first == part(ch, i).second);
+  CHECK(part(ch, 2).first - part(ch, 2).second == 3 * 2 * b * s * V * h);
+  CHECK(part(ch, 3).first == 3 * l * 3 * a * s * s * b);
   // Kaplan: the weights' contractions exactly, attention's twice (Q·Kᵀ and P·V over every key)
   const nlohmann::json k = row("forward FLOPs");
   CHECK(part(k, 0).first == part(k, 0).second);

@@ -8,6 +8,9 @@
 //   training FLOPs    Korthikanti et al. 2022: 72·b·l·s·h²·(1 + s/(6h) + V/(12·h·l)), no
 //                     recomputation; Narayanan et al. 2021, eq. 3: 96·b·s·l·h²·(1 + s/(6h) +
 //                     V/(16·l·h)), the layers' forward made again once (full recomputation)
+//                     Hoffmann et al. 2022 (Chinchilla), App. F: per sequence 2·3·s·h·(k·a) +
+//                     2·s²·(k·a) + 3·a·s² + 2·s²·(k·a) + 2·s·(k·a)·h + 2·s·(h·f + f·h) a layer,
+//                     2·s·V·h for the embeddings and again for the logits; backward 2× forward
 //   6·N·D             Kaplan's / Transformer Math 101's C ≈ 6·P·D, D = b·s tokens
 //   activations       Korthikanti et al. 2022, Table 2: s·b·h·34 + 5·a·s²·b bytes per layer
 //                     (16-bit activations, 1-byte dropout masks)
