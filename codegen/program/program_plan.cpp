@@ -121,7 +121,7 @@ class ProgramPlanner {
   std::unordered_map<std::string, int> ids_;  // tensor names (and aliases) -> ids
   std::unordered_map<std::string, const ast::BlockDecl*> blocks_;
   std::map<std::pair<int, std::int64_t>, int> slices_;  // (declared tensor, layer) -> its slice
-  std::map<std::string, Plan> plans_;  // a statement's plan by its place in the text and its inputs' layouts
+  std::map<std::string, Plan> plans_;  // plans by op, function, pattern and the inputs' layouts and dtypes
 };
 
 void ProgramPlanner::declare(const ast::TensorDecl& decl) {
