@@ -356,6 +356,15 @@ void ProgramPlanner::call(const ast::BlockCall& c) {
   pb.layers = env_.length(b.axis.name);
   pb.first = static_cast<int>(out_.statements.size());
   pb.source = c.source;
+  std::int64_t per_layer = 0;  // planned statements: a split's outputs are one each
+  for (const ast::Statement& body : b.statements) per_layer += 1 + static_cast<std::int64_t>(body.more_names.size());
+  const std::int64_t room = max_program_statements - static_cast<std::int64_t>(out_.statements.size());
+  if (pb.layers > room / per_layer)
+    throw ProgramError("block '" + b.name.name + "' over " + b.axis.name + "=" + std::to_string(pb.layers) + " unrolls into " +
+                           std::to_string(pb.layers) + " × " + std::to_string(per_layer) +
+                           " statements: a program plans at most " + std::to_string(max_program_statements) +
+                           " (here " + std::to_string(room / per_layer) + " layers of this block)",
+                       out_.program, c.block.source);
   const int index = static_cast<int>(out_.blocks.size());
   out_.blocks.push_back(pb);
   std::vector<int> args;

@@ -215,6 +215,19 @@ TEST_CASE("blocks: the planner's errors name the layer axis and the shapes", "[b
       CHECK(e.note_place()->line == 6);
     }
   }
+  SECTION("a layer axis too long to unroll") {
+    const std::string text = head + "block f(h) over L\n  y = map(h, \"B D -> B D\", \"tanh\")\nend\nh = f(x)\n";
+    try {
+      (void)plan_program(parse_program(text, "m.ein"), {.axes = {{"L", 1000000000}}});
+      FAIL("no error");
+    } catch (const ProgramError& e) {
+      CHECK(e.reason() == "block 'f' over L=1000000000 unrolls into 1000000000 × 1 statements: a program plans at "
+                          "most 32768 (here 32768 layers of this block)");
+      CHECK(e.place().line == 6);
+      CHECK(e.place().column == 5);
+    }
+    CHECK(plan_program(parse_program(text, "m.ein"), {.axes = {{"L", 32768}}}).statements.size() == 32768);
+  }
   SECTION("a body statement's shapes, at the body's line") {
     const std::string text = head + "param w: L B\nblock f(h) over L\n  y = map(h, w, \"B D, D -> B D\", \"mul\")\nend\nh = f(x)\n";
     try {

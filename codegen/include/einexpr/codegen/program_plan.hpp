@@ -134,6 +134,10 @@ struct ProgramPlan {
   std::string describe(int tensor) const;
 };
 
+/// The most statements a program plans, its blocks' layers unrolled: a call that would pass it
+/// is a ProgramError at the call (a layer axis of a billion would otherwise take the memory).
+inline constexpr std::int64_t max_program_statements = std::int64_t{1} << 15;
+
 /// Plans a checked program (parse_program's result). Throws ProgramError at the place to
 /// blame (the rules above), Error for an override naming no axis of the program or a given
 /// tensor that names no input or param.
