@@ -129,6 +129,14 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, std::string_vi
                  nullptr);
 }
 
+Tensor dropout(const Tensor& x, double p, std::int64_t seed) {
+  if (!x.defined()) throw Error("dropout of an undefined tensor");
+  Tensor s = Tensor::from_vector(std::vector<std::int64_t>{seed}, {});  // every bit of the seed
+  if (!x.device().is_cpu()) s = s.to(x.device());
+  const std::array<const Tensor*, 2> in{&x, &s};
+  return execute(spec_of(DropoutOptions{p}, {}), "..., -> ...", std::span<const Tensor* const>(in), nullptr);
+}
+
 Tensor scalar_like(double value, const Tensor& like) {
   if (!like.defined()) throw Error("a scalar operand takes the other operand's dtype, which is an undefined tensor");
   return Tensor::full({}, value, like.dtype(), like.device());

@@ -123,7 +123,9 @@ std::map<int, Tensor> CompiledProgram::Impl::bind_inputs(const std::map<std::str
 
 CompiledProgram::CompiledProgram(const ast::Program& program, const ProgramOptions& options, Device device)
     : impl_(std::make_unique<Impl>()) {
-  impl_->plan = plan_program(program, options);
+  ProgramOptions inference = options;  // a run is inference: dropout is the identity (torch's eval())
+  inference.training = false;
+  impl_->plan = plan_program(program, inference);
   impl_->device = device;
   for (const PlannedStatement& st : impl_->plan.statements) impl_->programs.push_back(lower(st.plan, device));
   impl_->plan_buffers();

@@ -15,6 +15,7 @@
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/codegen/memory_plan.hpp"
+#include "einexpr/codegen/random.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/parallel.hpp"
 #include "einexpr/runtime/storage.hpp"
@@ -522,7 +523,12 @@ double Trainer::step(const TensorMap& inputs) {
     for (const auto& [id, t] : program_detail::bind_tensors(m.plan, these, Device::cpu(), {TensorRole::input}))
       bound[m.plan.tensor(id)] = t;
     for (const auto& [name, t] : m.params) bound[m.plan.tensor(name)] = t;
-    for (const auto& [id, t] : m.constants) bound[id] = t;
+    for (const auto& [id, t] : m.constants) {
+      bound[id] = t;
+      if (const int k_th = m.plan.tensor(id).dropout; k_th >= 0)  // this step's (micro-batch's) stream
+        *static_cast<std::int64_t*>(t.data_ptr()) = static_cast<std::int64_t>(random::stream(
+            m.opt.seed, static_cast<std::uint64_t>(m.steps * k + micro), static_cast<std::uint64_t>(k_th)));
+    }
     m.run_forward(bound);
     const double loss = load_as_double(m.tensor_ptr(m.loss, bound), m.plan.tensor(m.loss).dtype);
     if (!std::isfinite(loss))

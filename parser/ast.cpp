@@ -15,6 +15,7 @@ const char* name(Op op) noexcept {
     case Op::cross_entropy: return "cross_entropy";
     case Op::pack: return "pack";
     case Op::unpack: return "unpack";
+    case Op::dropout: return "dropout";
   }
   return "?";
 }

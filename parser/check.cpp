@@ -100,6 +100,9 @@ class Checker {
       case Op::pack:
       case Op::unpack:
         return;  // parse_pack checked the names; the "*" is the "..."
+      case Op::dropout:
+        dropout();
+        break;
       case Op::reduce:
       case Op::repeat:
       case Op::einsum:
@@ -121,7 +124,7 @@ class Checker {
   [[noreturn]] void fail(Span at, const std::string& reason) const {
     throw PatternError(reason, p_.text, at.begin);
   }
-  bool is_einsum_like() const { return op_ == Op::einsum || op_ == Op::map; }
+  bool is_einsum_like() const { return op_ == Op::einsum || op_ == Op::map || op_ == Op::dropout; }
   bool any_input_has(const Axis& a) const {
     for (const auto& in : inputs_)
       if (contains(in, a)) return true;
@@ -141,6 +144,7 @@ class Checker {
   void concat_groups() const;
   void concatenation() const;
   void indexed() const;
+  void dropout() const;
   void operand_count() const;
   void names() const;
   void groups() const;
@@ -417,6 +421,19 @@ void Checker::indexed() const {
   }
 }
 
+// dropout: x and the 0-d seed ("b s d, -> b s d"); the output is x's dims as written.
+void Checker::dropout() const {
+  const std::size_t n = p_.operands.size();
+  if (n != 2)
+    fail(n > 2 ? p_.operands[2].span : p_.arrow,
+         "dropout takes two operands, the tensor and its 0-d seed: \"b s d, -> b s d\"");
+  if (!p_.operands[1].terms.empty())
+    fail(p_.operands[1].span, "dropout's second operand is its seed, a 0-d i64: it has no axes (\"b s d, -> b s d\")");
+  if (ast::to_string(p_.output) != ast::to_string(p_.operands[0]))
+    fail(p_.output.span.begin < p_.output.span.end ? p_.output.span : p_.arrow,
+         "dropout's output is its input, '" + ast::to_string(p_.operands[0]) + "': it moves no axis");
+}
+
 // rearrange / reduce / repeat take one operand; map one or two; einsum one or more.
 void Checker::operand_count() const {
   const std::size_t n = p_.operands.size();
@@ -425,7 +442,7 @@ void Checker::operand_count() const {
     fail(p_.operands[max_einsum_operands].span,
          "einsum takes at most " + std::to_string(max_einsum_operands) + " operands, not " + std::to_string(n) +
              ": contract them in several einsums");
-  const std::size_t most = op_ == Op::einsum ? n : op_ == Op::map ? 2 : 1;
+  const std::size_t most = op_ == Op::einsum ? n : op_ == Op::map || op_ == Op::dropout ? 2 : 1;
   if (n > most)
     fail(p_.operands[most].span,
          std::string(name(op_)) + " takes " + (most == 1 ? "one operand" : "one or two operands") +

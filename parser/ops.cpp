@@ -46,6 +46,9 @@ constexpr OpRow rows[] = {
      "join tensors along the dims their '*' stands for (einops.pack)"},
     {"unpack",        Op::unpack,        1, 1,    Grammar::packed,    FunctionArg::none,        -1,
      "split a packed tensor back into tensors of the given '*' shapes (einops.unpack)"},
+    // dropout(x, seed, "b s d, -> b s d"): the seed a 0-d i64; in a model file dropout(x, 0.1)
+    {"dropout",       Op::dropout,       2, 2,    Grammar::plain,     FunctionArg::none,        1,
+     "zero each element with probability p, scale the rest by 1/(1-p) (a seeded random mask)"},
 };
 
 constexpr std::string_view reductions[] = {"sum", "mean", "max", "min", "prod", "any", "all",

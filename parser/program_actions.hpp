@@ -412,6 +412,9 @@ struct action<statement> {
       b.add(ast::BlockCall{std::move(b.name), std::move(b.op_name), std::move(b.names), b.source(in)});
       return;
     }
+    if (!b.pattern && b.op == Op::dropout) {  // "dropout(x, 0.1)": x and its probability, elementwise
+      b.pattern = ast::PatternArg{parse_with(Grammar::plain, "..., -> ..."), b.source(in)};
+    }
     if (!b.pattern)
       b.fail(b.offset(in) + in.size() - 1,
              "expected a pattern string: 'name = " + b.op_name.name +

@@ -92,6 +92,8 @@ std::string text_of(const Statement& st) {
   std::string s = st.name.name;
   for (const Identifier& n : st.more_names) s += ", " + n.name;
   s += " = " + st.op_name.name + "(";
+  if (st.op == Op::dropout)  // "dropout(x, 0.1)": written without a pattern
+    return s + st.inputs.at(0).name + ", " + (st.inputs.size() > 1 ? st.inputs[1].name : "?") + ")";
   for (const Identifier& in : st.inputs) s += in.name + ", ";
   s += "\"" + to_string(st.pattern.pattern) + "\"";
   if (st.function) s += ", \"" + st.function->text + "\"";

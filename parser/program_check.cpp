@@ -79,6 +79,7 @@ class ProgramChecker {
   void check(const ast::BlockDecl& b);
   void check(const ast::BlockCall& c);
   void tensor_count(const ast::Statement& s, const OpRow& row) const;
+  void dropout(const ast::Statement& s) const;
   void function(const ast::Statement& s, const OpRow& row) const;
   void pattern(const ast::Statement& s) const;
   void pattern_axes(const ast::Statement& s) const;
@@ -169,8 +170,13 @@ void ProgramChecker::check(const ast::Statement& s) {
   const OpRow& row = op_row(s.op_name.name);
   not_yet_defined(tensors_, s.name);
   for (const Identifier& n : s.more_names) not_yet_defined(tensors_, n);
-  tensor_count(s, row);
+  if (row.op == Op::dropout) {
+    dropout(s);
+  } else {
+    tensor_count(s, row);
+  }
   for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    if (row.op == Op::dropout && i == 1) continue;  // its probability
     const Identifier& in = s.inputs[i];
     if (s.is_literal(i)) {
       if (static_cast<int>(i) == row.index_operand)
@@ -281,6 +287,20 @@ void ProgramChecker::tensor_count(const ast::Statement& s, const OpRow& row) con
                              std::to_string(n) + (n == 1 ? " tensor is" : " tensors are") + " given";
   if (operands.size() > n) fail(in_pattern(s.pattern, operands[n].span), counts);
   if (operands.size() < n) fail(s.inputs[operands.size()].source, counts);
+}
+
+// "y = dropout(x, 0.1)": one tensor, then the probability of zeroing an element, in [0, 1).
+void ProgramChecker::dropout(const ast::Statement& s) const {
+  const std::string form = "dropout takes a tensor and the probability of zeroing each element: 'y = dropout(x, 0.1)'";
+  if (!s.pattern.pattern.text.empty() && s.pattern.pattern.text != "..., -> ...")
+    fail(s.pattern.source, "dropout takes no pattern in a model file (its output is its input): 'y = dropout(x, 0.1)'");
+  if (s.inputs.size() != 2) fail(s.inputs.size() > 2 ? s.inputs[2].source : s.op_name.source, form);
+  if (s.is_literal(0)) fail(s.inputs[0].source, form);
+  if (!s.is_literal(1)) fail(s.inputs[1].source, form + "; the probability is a number");
+  const double p = *s.literals[1];
+  if (!(p >= 0 && p < 1))
+    fail(s.inputs[1].source, "dropout's probability " + s.inputs[1].name +
+                                 " is outside [0, 1): it is the chance that an element is zeroed");
 }
 
 // The string after the pattern: present exactly when the op takes one, and a known name.

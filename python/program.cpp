@@ -202,7 +202,7 @@ class PyProgram {
 
   PyTrainer* trainer(const std::string& optimizer, double lr, double momentum, double weight_decay, double beta1,
                      double beta2, double eps, const std::string& dtype, bool mixed_precision, int micro_batches,
-                     const std::string& batch_axis, const RecomputeTuple& recompute,
+                     const std::string& batch_axis, const RecomputeTuple& recompute, std::uint64_t seed,
                      const std::vector<std::pair<std::string, Tensor>>& params) const {
     Given g = given(params);
     check_names(program_, g.tensors, true, "param");
@@ -224,6 +224,7 @@ class PyProgram {
     o.mixed_precision = mixed_precision;
     o.micro_batches = micro_batches;
     o.batch_axis = batch_axis;
+    o.seed = seed;
     o.recompute = cli::recompute_options(recompute_args(recompute), program_);
     ProgramOptions options;
     options.axes = sizes_;

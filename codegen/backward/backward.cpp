@@ -28,6 +28,7 @@ std::vector<Gradient> gradients(const Plan& forward) {
     case Op::cross_entropy: return detail::backward::cross_entropy_gradients(forward);
     case Op::pack: return detail::backward::concat_gradients(forward);
     case Op::unpack: return detail::backward::split_gradients(forward);
+    case Op::dropout: return detail::backward::dropout_gradients(forward);
   }
   throw Error(std::string("backward of '") + name(forward.op) + "' is not supported");
 }

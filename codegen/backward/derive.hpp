@@ -84,6 +84,7 @@ std::vector<Gradient> normalize_gradients(const Plan& forward);
 std::vector<Gradient> get_at_gradients(const Plan& forward);     // index_gradients.cpp
 std::vector<Gradient> add_at_gradients(const Plan& forward);
 std::vector<Gradient> cross_entropy_gradients(const Plan& forward);
+std::vector<Gradient> dropout_gradients(const Plan& forward);
 std::vector<Gradient> concat_gradients(const Plan& forward);
 std::vector<Gradient> split_gradients(const Plan& forward);
 

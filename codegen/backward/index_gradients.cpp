@@ -6,6 +6,7 @@
 //   cross_entropy dLogits = dY·(softmax(logits) - onehot(targets)): one backward CrossEntropyStep
 //   concatenation dX_i = dY's slice for part i (a view where the strides allow)
 //   split         dX = zeros with dY written into output j's slice (an EmbedStep)
+#include <cstdio>
 #include <algorithm>
 
 #include "backward/derive.hpp"
@@ -233,6 +234,37 @@ std::vector<Gradient> split_gradients(const Plan& forward) {
   d.builder().add_step(EmbedStep{from, result.value, into});
   return {std::move(d).finish(d.lay_out(result), "dY written into zeros at part " + std::to_string(info.part + 1) +
                                                      " of " + d.axes().name(whole))};
+}
+
+// dropout: dX = dY · (mask ? scale : 0), the same MaskStep; the whole op draws its mask again
+// from the seed (the same bits: codegen/random.hpp), a program's apply statement reads the
+// mask it kept. The mask statement (bool) and p = 0 (a view: dX = dY) need no mask.
+std::vector<Gradient> dropout_gradients(const Plan& forward) {
+  const RandomStep* random = nullptr;
+  const MaskStep* mask = nullptr;
+  for (const Step& s : forward.steps) {
+    if (const auto* r = std::get_if<RandomStep>(&s)) random = r;
+    if (const auto* m = std::get_if<MaskStep>(&s)) mask = m;
+  }
+  if (forward.dtype_of(forward.output) == DType::boolean) return {};  // the mask: no gradient flows
+  Derivation d(forward, 0, Op::dropout);
+  const int dy = d.add_dy();
+  if (mask == nullptr) return {std::move(d).finish(d.lay_out(d.atoms(dy)), "dY")};  // p = 0: the identity
+  const int second = d.add_input(1);
+  const std::vector<DimAxes> dims = d.builder().value(dy).dims;
+  const Shape shape = d.builder().value(dy).layout.shape;
+  int keep = second;
+  std::string what = d.source_name({GradientSource::Kind::input, 1, ""});
+  if (random != nullptr) {
+    keep = d.builder().new_temp_value(shape, contiguous_strides(shape), dims, DType::boolean);
+    d.builder().add_step(RandomStep{second, keep, random->p});
+    what = "the mask of seed " + what;
+  }
+  const int dst = d.builder().new_temp_value(shape, contiguous_strides(shape), dims);
+  d.builder().add_step(MaskStep{dy, keep, dst, mask->scale});
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.9g", mask->scale);
+  return {std::move(d).finish(d.lay_out(d.atoms(dst)), "dY · " + what + " · " + scale)};
 }
 
 }  // namespace einexpr::detail::backward

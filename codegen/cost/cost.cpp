@@ -248,6 +248,19 @@ struct StepCoster {
     move(c, s.srcs, s.dst);
     return c;
   }
+  StepCost operator()(const RandomStep& s, StepCost c) const {
+    c.kind = "random";  // integer hashing and a compare: no floating-point operations
+    move(c, {s.seed}, s.dst);
+    return c;
+  }
+  StepCost operator()(const MaskStep& s, StepCost c) const {
+    c.kind = "dropout";  // a multiply per element (torch's x · noise)
+    const Value& dst = value_of(plan, s.dst);
+    c.flops = c.flops_exact = numel(dst);
+    c.flops_formula = numel_formula(dst);
+    move(c, {s.src, s.mask}, s.dst);
+    return c;
+  }
   StepCost operator()(const MapStep& s, StepCost c) const {
     c.kind = "map";
     const Count per = std::visit([](const auto& op) { return flops_per_element(op); }, s.op);

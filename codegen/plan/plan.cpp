@@ -172,6 +172,8 @@ std::vector<int> sources(const Step& step) {
         else if constexpr (std::is_same_v<S, FillStep>) return {};
         else if constexpr (std::is_same_v<S, GatherStep>) return {s.src, s.index};
         else if constexpr (std::is_same_v<S, ScatterAddStep>) return {s.acc, s.index, s.updates};
+        else if constexpr (std::is_same_v<S, RandomStep>) return {s.seed};
+        else if constexpr (std::is_same_v<S, MaskStep>) return {s.src, s.mask};
         else {
           static_assert(std::is_same_v<S, ViewStep> || std::is_same_v<S, CopyStep> || std::is_same_v<S, ReduceStep> ||
                             std::is_same_v<S, EmbedStep>,
@@ -206,6 +208,11 @@ void for_each_value(Step& step, const std::function<void(int&)>& f, bool with_ds
           f(s.acc);
           f(s.index);
           f(s.updates);
+        } else if constexpr (std::is_same_v<S, RandomStep>) {
+          f(s.seed);
+        } else if constexpr (std::is_same_v<S, MaskStep>) {
+          f(s.src);
+          f(s.mask);
         } else {
           static_assert(std::is_same_v<S, ViewStep> || std::is_same_v<S, CopyStep> || std::is_same_v<S, ReduceStep> ||
                             std::is_same_v<S, EmbedStep>,
@@ -323,6 +330,15 @@ std::string to_string(const Step& step, const Plan& plan) {
           std::string parts;
           for (int v : s.parts) parts += (parts.empty() ? "" : ", ") + ref(v);
           return ref(s.dst) + " = join " + parts + " : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, RandomStep>) {
+          char p[32];
+          std::snprintf(p, sizeof p, "%g", s.p);
+          return ref(s.dst) + " = random_mask(p=" + p + ") seed " + ref(s.seed) + " : " + value_text(plan, s.dst);
+        } else if constexpr (std::is_same_v<S, MaskStep>) {
+          char scale[32];
+          std::snprintf(scale, sizeof scale, "%.17g", s.scale);
+          return ref(s.dst) + " = mask " + ref(s.src) + " by " + ref(s.mask) + " (scale " + scale + ") : " +
+                 value_text(plan, s.dst);
         } else {
           static_assert(std::is_same_v<S, CrossEntropyStep>, "to_string(): a step kind it cannot print");
           std::string srcs;

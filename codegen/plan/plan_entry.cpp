@@ -67,7 +67,7 @@ Dtypes split_dtypes(Op op, std::span<const DType> dtypes, std::size_t inputs) {
     throw Error(std::string(name(op)) + ": " + std::to_string(dtypes.size()) + " dtypes for " +
                 std::to_string(inputs) + " inputs");
   Dtypes d;
-  const int index_operand = op == Op::get_at || op == Op::add_at || op == Op::cross_entropy ? 1 : -1;
+  const int index_operand = op == Op::get_at || op == Op::add_at || op == Op::cross_entropy || op == Op::dropout ? 1 : -1;
   d.data = dtypes.empty() ? DType::f32 : dtypes[0];
   if (index_operand >= 0 && dtypes.size() > static_cast<std::size_t>(index_operand))
     d.index = dtypes[static_cast<std::size_t>(index_operand)];
@@ -122,15 +122,19 @@ Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layou
           [&](const UnpackOptions& o) {
             return plan_unpack(need(pattern, op), one(inputs, op), d.data, o.shapes, o.output);
           },
+          [&](const DropoutOptions& o) { return plan_dropout(pattern, o, inputs, dtypes); },
       },
       spec.options);
 }
 
 Plan plan(const OpSpec& spec, const ast::Pattern* pattern, std::span<const Layout> inputs, DType dtype) {
   std::vector<DType> dtypes(inputs.size(), dtype);
-  if (const int index = spec.op() == Op::get_at || spec.op() == Op::add_at || spec.op() == Op::cross_entropy ? 1 : -1;
-      index >= 0 && dtypes.size() > 1)
-    dtypes[static_cast<std::size_t>(index)] = DType::i64;
+  if (const int index = spec.op() == Op::get_at || spec.op() == Op::add_at || spec.op() == Op::cross_entropy ||
+                            spec.op() == Op::dropout ? 1 : -1;
+      index >= 0 && dtypes.size() > 1) {
+    const auto* d = spec.get_if<DropoutOptions>();
+    dtypes[static_cast<std::size_t>(index)] = d != nullptr && d->part == DropoutPart::apply ? DType::boolean : DType::i64;
+  }
   if (dtypes.empty()) dtypes.push_back(dtype);
   return plan(spec, pattern, inputs, std::span<const DType>(dtypes));
 }
@@ -150,6 +154,7 @@ OpSpec OpSpec::of(Op op, AxisLengths lengths) {
     case Op::cross_entropy: s.options = CrossEntropyOptions{}; break;
     case Op::pack: s.options = PackOptions{}; break;
     case Op::unpack: s.options = UnpackOptions{}; break;
+    case Op::dropout: s.options = DropoutOptions{}; break;
   }
   return s;
 }
@@ -201,6 +206,13 @@ std::string OpSpec::str() const {
                  [&](const UnpackOptions& o) {
                    s += " (output " + std::to_string(o.output + 1) + " of " + std::to_string(o.shapes.size()) + ")";
                  },
+                 [&](const DropoutOptions& o) {
+                   char p[32];
+                   std::snprintf(p, sizeof p, " p=%g", o.p);
+                   s += p;
+                   if (o.part == DropoutPart::mask) s += " (mask)";
+                   if (o.part == DropoutPart::apply) s += " (apply)";
+                 },
              },
              options);
   return s;
@@ -236,6 +248,10 @@ void OpSpec::append_key(std::string& key) const {
                  [&](const AddAtOptions&) {},
                  [&](const CrossEntropyOptions& o) { append_pod(key, o.ignore_index); },
                  [&](const PackOptions&) {},
+                 [&](const DropoutOptions& o) {
+                   append_pod(key, o.p);
+                   append_pod(key, o.part);
+                 },
                  [&](const UnpackOptions& o) {
                    append_pod(key, o.output);
                    for (const Shape& shape : o.shapes) {

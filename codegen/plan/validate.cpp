@@ -176,6 +176,26 @@ void validate(const Plan& plan) {
               EINEXPR_ASSERT(value(v, "join").buffer == value(s.dst, "join").buffer, "plan: a join's part is in another buffer");
             }
             make(s.dst);
+          } else if constexpr (std::is_same_v<S, RandomStep>) {
+            use(s.seed);
+            write(s.dst, false);
+            EINEXPR_ASSERT(plan.dtype_of(s.seed) == DType::i64 && value(s.seed, "random").layout.shape.empty(),
+                           "plan: a random mask's seed is not a 0-d i64");
+            EINEXPR_ASSERT(plan.dtype_of(s.dst) == DType::boolean, "plan: a random mask is not bool");
+            const Layout& d = value(s.dst, "random").layout;
+            EINEXPR_ASSERT(d.offset == 0 && d.strides == contiguous_strides(d.shape),
+                           "plan: a random mask is not contiguous");
+            EINEXPR_ASSERT(s.p >= 0 && s.p < 1, "plan: a random mask's probability is outside [0, 1)");
+          } else if constexpr (std::is_same_v<S, MaskStep>) {
+            use(s.src);
+            use(s.mask);
+            write(s.dst, false);
+            EINEXPR_ASSERT(plan.dtype_of(s.mask) == DType::boolean, "plan: a mask step's mask is not bool");
+            EINEXPR_ASSERT(plan.dtype_of(s.src) == plan.dtype_of(s.dst) && is_floating(plan.dtype_of(s.dst)),
+                           "plan: a mask step's source and output are not floats of one dtype");
+            const Shape& d = value(s.dst, "mask").layout.shape;
+            EINEXPR_ASSERT(value(s.src, "mask").layout.shape == d && value(s.mask, "mask").layout.shape == d,
+                           "plan: a mask step's source or mask differs from its output's shape");
           } else {
             static_assert(std::is_same_v<S, CrossEntropyStep>, "validate(): a step kind without its checks");
             // backward: dY, the logits, the targets, and optionally the forward's loss

@@ -4,6 +4,7 @@
 #include "einexpr/codegen/program_plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <variant>
@@ -111,8 +112,16 @@ class ProgramPlanner {
   DType statement_dtype(const ast::Statement& s) const;
   int constant(const ast::Identifier& literal, double value, DType dtype);
   OpSpec spec_of(const ast::Statement& s) const;
-  Plan plan_statement(const ast::Statement& s, const OpSpec& spec, const std::vector<int>& inputs, DType dtype) const;
+  Plan plan_with(const ast::Statement& s, const OpSpec& spec, const ast::Pattern* pattern,
+                 const std::vector<int>& inputs) const;
   void add_result(PlannedStatement& st, const ast::Statement& s, DType dtype, const ast::Identifier& name);
+  void dropout(const ast::Statement& s, Place place);
+  /// The plan of `spec` on `inputs`, from plans_ when one was made for `key` and the inputs'
+  /// layouts and dtypes (a block's layers share their statements' plans).
+  Plan cached_plan(std::string key, const ast::Statement& s, const OpSpec& spec, const ast::Pattern* pattern,
+                   const std::vector<int>& inputs);
+  /// A statement's place in its block's layer.
+  void place_in(PlannedStatement& st, Place place) const;
   void liveness();
 
   const ProgramOptions& options_;
@@ -201,8 +210,8 @@ OpSpec ProgramPlanner::spec_of(const ast::Statement& s) const {
 }
 
 // The planner's own rules (a reduction the dtype cannot do, ...) become the statement's fault.
-Plan ProgramPlanner::plan_statement(const ast::Statement& s, const OpSpec& spec, const std::vector<int>& inputs,
-                                    DType /*dtype*/) const {
+Plan ProgramPlanner::plan_with(const ast::Statement& s, const OpSpec& spec, const ast::Pattern* pattern,
+                               const std::vector<int>& inputs) const {
   std::vector<Layout> layouts;
   std::vector<DType> dtypes;
   for (int id : inputs) {
@@ -211,7 +220,7 @@ Plan ProgramPlanner::plan_statement(const ast::Statement& s, const OpSpec& spec,
     dtypes.push_back(out_.tensor(id).dtype);
   }
   try {
-    return plan(spec, &s.pattern.pattern, layouts, std::span<const DType>(dtypes));
+    return plan(spec, pattern, layouts, std::span<const DType>(dtypes));
   } catch (const ProgramError&) {
     throw;
   } catch (const InternalError&) {
@@ -223,7 +232,80 @@ Plan ProgramPlanner::plan_statement(const ast::Statement& s, const OpSpec& spec,
   }
 }
 
+Plan ProgramPlanner::cached_plan(std::string key, const ast::Statement& s, const OpSpec& spec,
+                                 const ast::Pattern* pattern, const std::vector<int>& inputs) {
+  for (int in : inputs) {
+    const ProgramTensor& t = out_.tensor(in);
+    key += "|" + std::string(name(t.dtype)) + shape_str(t.layout.shape) + shape_str(t.layout.strides);
+  }
+  if (const auto hit = plans_.find(key); hit != plans_.end()) return hit->second;
+  Plan p = plan_with(s, spec, pattern, inputs);
+  ++out_.plans_made;
+  plans_.emplace(std::move(key), p);
+  return p;
+}
+
+void ProgramPlanner::place_in(PlannedStatement& st, Place place) const {
+  st.call = place.call;
+  st.layer = place.layer;
+  if (place.call >= 0)
+    st.body = static_cast<int>(out_.statements.size()) - out_.blocks[static_cast<std::size_t>(place.call)].first -
+              static_cast<int>(place.layer) * out_.blocks[static_cast<std::size_t>(place.call)].per_layer;
+}
+
+// "y = dropout(x, p)". Training (p > 0): y.mask = the keep mask drawn from the seed tensor
+// y.seed, then y = x scaled where it keeps; the backward of y reads the mask alone. Otherwise
+// the identity: y views x.
+void ProgramPlanner::dropout(const ast::Statement& s, Place place) {
+  const int x = id(s.inputs.at(0).name);
+  const double p = *s.literals.at(1);
+  const DType dtype = out_.tensor(x).dtype;
+  const std::vector<std::string> dims = out_.tensor(x).dims;  // copies: pushing tensors moves them
+  if (!is_floating(dtype))
+    fail(s.inputs[0].source, "'" + out_.tensor(x).name + "' is " + std::string(name(dtype)) +
+                                 ": dropout scales what it keeps, so it needs a float tensor");
+  static const ast::Pattern identity = parse_pattern(Op::rearrange, "... -> ...");
+  auto planned = [&](std::string name, OpSpec spec, std::vector<int> inputs, const ast::Pattern* pattern,
+                     const std::string& key) {
+    PlannedStatement st;
+    st.name = std::move(name);
+    st.source = s.source;
+    st.pattern = "";
+    st.inputs = std::move(inputs);
+    st.spec = std::move(spec);
+    st.plan = cached_plan(key, s, st.spec, pattern, st.inputs);
+    place_in(st, place);
+    add_result(st, s, dtype, s.name);
+    out_.tensors.back().dims = dims;  // x's dims as written, not the plan's '...'
+    out_.statements.push_back(std::move(st));
+  };
+  if (!options_.training || p == 0) {
+    planned(s.name.name, OpSpec::rearrange(), {x}, &identity, "dropout|identity");
+    return;
+  }
+  ProgramTensor seed;
+  seed.name = s.name.name + ".seed";
+  seed.role = TensorRole::constant;
+  seed.dtype = DType::i64;
+  seed.layout = Layout::contiguous({});
+  seed.dropout = out_.dropouts++;
+  seed.source = s.inputs[1].source;
+  seed.buffer = add_buffer({true, static_cast<int>(out_.tensors.size()), -1, 8, -1, -1});
+  const int seed_id = push(std::move(seed));
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", p);
+  planned(s.name.name + ".mask", OpSpec::dropout(p, DropoutPart::mask), {x, seed_id}, &s.pattern.pattern,
+          std::string("dropout|mask|") + text);
+  const int mask = static_cast<int>(out_.tensors.size()) - 1;
+  planned(s.name.name, OpSpec::dropout(p, DropoutPart::apply), {x, mask}, &s.pattern.pattern,
+          std::string("dropout|apply|") + text);
+}
+
 void ProgramPlanner::statement(const ast::Statement& s, Place place) {
+  if (s.op == Op::dropout) {
+    dropout(s, place);
+    return;
+  }
   const DType dtype = statement_dtype(s);
   std::vector<int> inputs;
   for (std::size_t i = 0; i < s.inputs.size(); ++i)
@@ -246,24 +328,10 @@ void ProgramPlanner::statement(const ast::Statement& s, Place place) {
     if (auto* r = st.spec.get_if<RearrangeOptions>()) r->output = static_cast<int>(j);
     // planned once per op, pattern and layouts read (the lengths are the program's): a block's
     // layers share their statements' plans
-    std::string key = s.op_name.name + "|" + (s.function ? s.function->text : std::string()) + "|" +
-                      ast::to_string(s.pattern.pattern) + "|" + std::to_string(j);
-    for (int in : st.inputs) {
-      const ProgramTensor& t = out_.tensor(in);
-      key += "|" + std::string(name(t.dtype)) + shape_str(t.layout.shape) + shape_str(t.layout.strides);
-    }
-    if (const auto hit = plans_.find(key); hit != plans_.end()) {
-      st.plan = hit->second;
-    } else {
-      st.plan = plan_statement(s, st.spec, st.inputs, dtype);
-      ++out_.plans_made;
-      plans_.emplace(std::move(key), st.plan);
-    }
-    st.call = place.call;
-    st.layer = place.layer;
-    if (place.call >= 0)
-      st.body = static_cast<int>(out_.statements.size()) - out_.blocks[static_cast<std::size_t>(place.call)].first -
-                static_cast<int>(place.layer) * out_.blocks[static_cast<std::size_t>(place.call)].per_layer;
+    st.plan = cached_plan(s.op_name.name + "|" + (s.function ? s.function->text : std::string()) + "|" +
+                              ast::to_string(s.pattern.pattern) + "|" + std::to_string(j),
+                          s, st.spec, &s.pattern.pattern, st.inputs);
+    place_in(st, place);
     add_result(st, s, dtype, j == 0 ? s.name : s.more_names[j - 1]);
     out_.statements.push_back(std::move(st));
   }
@@ -295,7 +363,7 @@ void ProgramPlanner::add_result(PlannedStatement& st, const ast::Statement& /*s*
   t.buffer = st.buffers[static_cast<std::size_t>(v.buffer)];
   t.layout = v.layout;
   if (v.buffer < p.num_inputs) t.layout.offset += out_.tensor(st.inputs[static_cast<std::size_t>(v.buffer)]).layout.offset;
-  t.requires_grad = is_floating(dtype) && std::any_of(st.inputs.begin(), st.inputs.end(), [&](int id) {
+  t.requires_grad = is_floating(dtype) && is_floating(t.dtype) && std::any_of(st.inputs.begin(), st.inputs.end(), [&](int id) {
                       return out_.tensor(id).requires_grad;
                     });
   t.source = name.source;
@@ -357,7 +425,12 @@ void ProgramPlanner::call(const ast::BlockCall& c) {
   pb.first = static_cast<int>(out_.statements.size());
   pb.source = c.source;
   std::int64_t per_layer = 0;  // planned statements: a split's outputs are one each
-  for (const ast::Statement& body : b.statements) per_layer += 1 + static_cast<std::int64_t>(body.more_names.size());
+  for (const ast::Statement& body : b.statements)  // a training dropout is two (its mask, then it)
+    per_layer += 1 + static_cast<std::int64_t>(body.more_names.size()) +
+                 (body.op == Op::dropout && options_.training && body.literals.size() > 1 && body.literals[1] &&
+                          *body.literals[1] > 0
+                      ? 1
+                      : 0);
   const std::int64_t room = max_program_statements - static_cast<std::int64_t>(out_.statements.size());
   if (pb.layers > room / per_layer)
     throw ProgramError("block '" + b.name.name + "' over " + b.axis.name + "=" + std::to_string(pb.layers) + " unrolls into " +

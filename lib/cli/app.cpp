@@ -468,6 +468,9 @@ void add_program_train(Cli& cli, CLI::App* program) {
   sub->add_option("--batch-axis", a.batch_axis, "The axis micro-batches cut (the first dim of the inputs that have it)")
       ->type_name("AXIS")
       ->capture_default_str();
+  sub->add_option("--seed", a.seed, "dropout's random stream: the same seed draws the same masks on any machine")
+      ->type_name("N")
+      ->capture_default_str();
   add_recompute_options(sub, a.recompute);
   sub->add_option("--progress", a.progress_s, "A progress line (step, loss, ms) on stderr at most every S seconds (0: each step)")
       ->type_name("S")

@@ -150,6 +150,7 @@ struct ProgramTrainArgs {
   std::string resume;             // a checkpoint folder (a previous -o OUTDIR): params, state, steps
   bool mixed_precision = false;   // bf16 / f16 params through f32 master weights
   int micro_batches = 1;          // gradient accumulation over this many cuts of each step's inputs
+  std::uint64_t seed = 0;         // dropout's random stream (OptimizerOptions::seed)
   std::string batch_axis = "B";   // the axis they are cut along
   RecomputeArgs recompute;
   double progress_s = 2;          // a progress line on stderr at most this often (0: every step)

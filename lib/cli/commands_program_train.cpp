@@ -35,6 +35,7 @@ OptimizerOptions optimizer_options(const ProgramTrainArgs& a, const ast::Program
   o.mixed_precision = a.mixed_precision;
   o.micro_batches = a.micro_batches;
   o.batch_axis = a.batch_axis;
+  o.seed = a.seed;
   o.recompute = recompute_options(a.recompute, program);
   if (!a.betas.empty()) {
     const std::size_t comma = a.betas.find(',');

@@ -376,6 +376,13 @@ def _int(value, what):
     return int(value)
 
 
+def _seed(value):
+    value = _int(value, "seed")
+    if not 0 <= value < 2**64:
+        raise ArgumentError(f"seed must be in [0, 2**64), not {value}")
+    return value
+
+
 class Program:
     """A model program (docs/programs.md's language): Program(path_or_text, **sizes).
 
@@ -459,7 +466,7 @@ class Program:
 
     def trainer(self, optimizer="sgd", lr=1e-3, momentum=0.9, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
                 dtype=None, mixed_precision=False, micro_batches=1, batch_axis="B", recompute=None, checkpoints=None,
-                memory_limit=None, **params):
+                memory_limit=None, seed=0, **params):
         """A Trainer of the program, whose one output is the loss (a 0-d float), from every
         param's initial value (copied). optimizer: sgd, momentum, adam or adamw, step for step
         torch.optim's (momentum is momentum's; betas and eps adam's and adamw's). dtype is that
@@ -471,7 +478,8 @@ class Program:
         statement results, or else the file's checkpoint lines; every other tensor it reads
         made again from them; []: only the loss) or "auto" (chosen so the step holds at most
         memory_limit bytes, an int or "24MiB", with the fewest FLOPs made again); by default
-        the file's checkpoint lines, else none."""
+        the file's checkpoint lines, else none. seed: dropout's random stream (the same seed, the
+        same masks on any machine)."""
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ArgumentError(f"betas must be a pair (beta1, beta2), not {betas!r}")
         named, kind = _named(params, "param")
@@ -483,7 +491,7 @@ class Program:
                                   _float(betas[1], "betas[1]"), _float(eps, "eps"), _pattern(dtype, "dtype"),
                                   bool(mixed_precision), _int(micro_batches, "micro_batches"),
                                   _pattern(batch_axis, "batch_axis"), _recompute(recompute, checkpoints, memory_limit),
-                                  named)
+                                  _seed(seed), named)
         return Trainer(core, "torch" if kind == "torch" else "numpy")
 
 

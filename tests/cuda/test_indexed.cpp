@@ -125,3 +125,33 @@ TEST_CASE("a bad index on the GPU is an IndexError naming its position, and noth
   synchronize(cuda0);
   CHECK(test::download(loss).to_vector<float>()[1] == 0.0f);
 }
+
+TEST_CASE("dropout on the GPU draws the CPU's mask bit for bit, and its gradient", "[cuda][dropout]") {
+  for (const DType dtype : {DType::f64, DType::f32, DType::bf16}) {
+    CAPTURE(name(dtype));
+    const Compiled op(OpSpec::dropout(0.3), "b s d, -> b s d");
+    const Tensor x = Tensor::randn({3, 70, 33}, dtype, 11);
+    const Tensor seed = Tensor::from_vector(std::vector<std::int64_t>{987654321}, {});
+    const std::vector<Tensor> cpu_in{x, seed};
+    const std::vector<Tensor> gpu_in{x.to(cuda0), seed.to(cuda0)};
+    const Tensor want = op.run(std::span<const Tensor>(cpu_in));
+    const Tensor got = op.run(std::span<const Tensor>(gpu_in));
+    synchronize(cuda0);
+    CHECK(test::download(got).to(DType::f64).to_vector<double>() == want.to(DType::f64).to_vector<double>());
+    // a transposed input: the mask follows the output's positions on both
+    const Tensor xt = rearrange(x, "b s d -> d s b");
+    const Compiled t(OpSpec::dropout(0.5), "d s b, -> d s b");
+    const std::vector<Tensor> cpu_t{xt, seed}, gpu_t{rearrange(x.to(cuda0), "b s d -> d s b"), seed.to(cuda0)};
+    const Tensor want_t = t.run(std::span<const Tensor>(cpu_t));
+    const Tensor got_t = t.run(std::span<const Tensor>(gpu_t));
+    synchronize(cuda0);
+    CHECK(test::download(got_t).to(DType::f64).to_vector<double>() == want_t.to(DType::f64).to_vector<double>());
+    // the gradient: dY under the same mask, drawn again from the seed
+    const Tensor dy = Tensor::randn({3, 70, 33}, dtype, 12);
+    const std::vector<Tensor> g_cpu = run_gradients(op.plan(cpu_in), cpu_in, want, dy);
+    const std::vector<Tensor> g_gpu = test::gpu_gradients(op.plan(gpu_in), gpu_in, got, dy.to(cuda0));
+    synchronize(cuda0);
+    REQUIRE(g_gpu.size() == 1);
+    CHECK(test::download(g_gpu[0]).to(DType::f64).to_vector<double>() == g_cpu[0].to(DType::f64).to_vector<double>());
+  }
+}

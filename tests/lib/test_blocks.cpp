@@ -295,7 +295,10 @@ TEST_CASE("blocks: the zoo's models at small sizes run and train within their pr
     const std::size_t compiled = storage_usage(Device::cpu()).bytes_in_use;
     CHECK(static_cast<std::int64_t>(compiled - before) == t.peak_bytes_predicted());
     const double first = t.step(inputs);
-    CHECK(first == Approx(r["loss"].to(DType::f64).data<double>()[0]).epsilon(1e-6));
+    if (t.plan().dropouts == 0)  // the run is inference: the same loss as training's first forward
+      CHECK(first == Approx(r["loss"].to(DType::f64).data<double>()[0]).epsilon(1e-6));
+    else  // GPT-2's dropouts: training's forward drops what the run keeps
+      CHECK(first != r["loss"].to(DType::f64).data<double>()[0]);
     for (int i = 0; i < 4; ++i) t.step(inputs);
     CHECK(storage_usage(Device::cpu()).bytes_in_use == compiled);  // the steps allocate nothing
     CHECK(t.step(inputs) < first);                                 // and it learns

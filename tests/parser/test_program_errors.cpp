@@ -73,7 +73,7 @@ const std::vector<Row> rows = {
      "h = repeat(x, \"B D -> B D c\", 3)"},
     {P + "h = gelu(x, \"B D -> B D\")", 3, 5,
      "unknown op 'gelu': the ops are einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, "
-     "rms_norm, get_at, add_at, cross_entropy, pack, unpack",
+     "rms_norm, get_at, add_at, cross_entropy, pack, unpack, dropout",
      "h = gelu(x, \"B D -> B D\")"},
     {P + "h = map(\"B D -> B D\", x, \"exp\")", 3, 23,
      "tensor argument 'x' after the pattern: the tensors come first, 'op(x, y, \"pattern\")'", "h = map(\"B D -> B D\", x, \"exp\")"},
@@ -149,6 +149,21 @@ const std::vector<Row> rows = {
      "checkpoint h", 4, 12, "first named here", "checkpoint h"},
     {P + "checkpoint = map(x, \"B D -> B D\", \"exp\")", 3, 1,
      "a keyword (axes, input, param, output, checkpoint, block, end) cannot name a tensor", "checkpoint = map(x, \"B D -> B D\", \"exp\")"},
+    // dropout: a tensor and a probability, no pattern
+    {P + "h = dropout(x, 1.5)", 3, 16,
+     "dropout's probability 1.5 is outside [0, 1): it is the chance that an element is zeroed", "h = dropout(x, 1.5)"},
+    {P + "h = dropout(x, -0.1)", 3, 16,
+     "dropout's probability -0.1 is outside [0, 1): it is the chance that an element is zeroed", "h = dropout(x, -0.1)"},
+    {P + "h = dropout(x)", 3, 5,
+     "dropout takes a tensor and the probability of zeroing each element: 'y = dropout(x, 0.1)'", "h = dropout(x)"},
+    {P + "h = dropout(x, x)", 3, 16,
+     "dropout takes a tensor and the probability of zeroing each element: 'y = dropout(x, 0.1)'; the probability is a "
+     "number", "h = dropout(x, x)"},
+    {P + "h = dropout(0.5, 0.1)", 3, 13,
+     "dropout takes a tensor and the probability of zeroing each element: 'y = dropout(x, 0.1)'", "h = dropout(0.5, 0.1)"},
+    {P + "h = dropout(x, 0.1, \"B D, -> B D\")", 3, 21,
+     "dropout takes no pattern in a model file (its output is its input): 'y = dropout(x, 0.1)'",
+     "h = dropout(x, 0.1, \"B D, -> B D\")"},
     {P, 3, 1, "the program has no statement: nothing to compute", ""},
     {"", 1, 1, "the program has no statement: nothing to compute", ""},
     // ---- carets after UTF-8 and tabs, and CRLF lines

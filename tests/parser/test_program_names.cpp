@@ -56,16 +56,18 @@ TEST_CASE("program names: the op table", "[program]") {
     CHECK(row.min_inputs <= row.max_inputs);
   }
   CHECK(names == std::vector<std::string>{"einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax",
-                                          "layer_norm", "rms_norm", "get_at", "add_at", "cross_entropy", "pack", "unpack"});
+                                          "layer_norm", "rms_norm", "get_at", "add_at", "cross_entropy", "pack", "unpack",
+                                          "dropout"});
   CHECK(op_row_names() ==
         "einsum, rearrange, reduce, repeat, map, softmax, log_softmax, layer_norm, rms_norm, get_at, add_at, "
-        "cross_entropy, pack, unpack");
+        "cross_entropy, pack, unpack, dropout");
   // Every Op has a row, and op_row(op) finds its first.
   for (Op op : all_ops) CHECK(op_row(op).op == op);
   CHECK(op_row(Op::normalize).name == "softmax");
-  // The indexed ops name their index operand; the others have none.
+  // The indexed ops name their index operand, dropout its seed; the others have none.
   for (const OpRow& row : op_rows())
-    CHECK((row.index_operand >= 0) == (row.op == Op::get_at || row.op == Op::add_at || row.op == Op::cross_entropy));
+    CHECK((row.index_operand >= 0) ==
+          (row.op == Op::get_at || row.op == Op::add_at || row.op == Op::cross_entropy || row.op == Op::dropout));
   CHECK(find_op_row("normalize") == nullptr);
   CHECK_THROWS_AS(op_row("normalize"), einexpr::InternalError);
   CHECK(find_op_row("") == nullptr);

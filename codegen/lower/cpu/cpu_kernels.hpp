@@ -54,6 +54,11 @@ Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const 
 Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Operand>& srcs, const Operand& dst,
                             DType dtype, DType index_dtype);
 
+/// RandomStep (dropout_cpu.cpp): dropout's keep mask from the seed's value when it runs.
+Kernel random_kernel(const RandomStep& step, const Operand& seed, const Operand& dst);
+/// MaskStep: dst = src · (mask ? scale : 0).
+Kernel mask_kernel(const MaskStep& step, const Operand& src, const Operand& mask, const Operand& dst, DType dtype);
+
 /// "[2, 3] strides [3, 1]": for kernel names.
 std::string layout_str(const Layout& layout);
 

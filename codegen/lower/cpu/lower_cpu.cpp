@@ -52,6 +52,12 @@ struct CpuBackend {
                                   c.dtype_of(s.index)));
   }
   void operator()(const JoinStep&, Context&) const {}  // the parts' copies filled the buffer
+  void operator()(const RandomStep& s, Context& c) const {
+    c.add(cpu::random_kernel(s, c.operand(s.seed), c.operand(s.dst)));
+  }
+  void operator()(const MaskStep& s, Context& c) const {
+    c.add(cpu::mask_kernel(s, c.operand(s.src), c.operand(s.mask), c.operand(s.dst), c.dtype_of(s.dst)));
+  }
   void operator()(const CrossEntropyStep& s, Context& c) const {
     std::vector<cpu::Operand> srcs;
     for (int v : s.srcs) srcs.push_back(c.operand(v));

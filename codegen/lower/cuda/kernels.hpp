@@ -26,6 +26,13 @@ void convert_values(int device, std::byte* dst, const Layout& dst_layout, DType 
 /// Sets `bytes` bytes at dst to zero.
 void zero_bytes(int device, std::byte* dst, std::size_t bytes);
 
+// ---- dropout_cuda.cu ----
+/// dropout's keep mask: numel contiguous bytes from the i64 seed at `seed` (device memory).
+void random_mask(int device, std::uint8_t* dst, std::int64_t numel, const std::int64_t* seed, double p);
+/// dst = src · (mask ? scale : 0), every view of dst's shape.
+void mask_values(int device, DType dtype, std::byte* dst, const Layout& dst_layout, const std::byte* src,
+                 const Layout& src_layout, const std::byte* mask, const Layout& mask_layout, double scale);
+
 // ---- map_cuda.cu ----
 void map_unary(int device, UnaryOp op, DType dtype, std::byte* dst, const Layout& dst_layout, const std::byte* src,
                const Layout& src_layout);

@@ -156,6 +156,28 @@ void lower_cross_entropy(const CrossEntropyStep& s, Lowering& low) {
   });
 }
 
+void lower_random(const RandomStep& s, Lowering& low) {
+  const Value seed = low.value(s.seed), dst = low.value(s.dst);
+  const std::int64_t n = checked_numel(dst.layout.shape);
+  const double p = s.p;
+  const int device = low.device;
+  low.add_kernel("random_mask", [=](const Workspace& ws) {
+    random_mask(device, reinterpret_cast<std::uint8_t*>(buffer_base(ws, dst.buffer)) + dst.layout.offset, n,
+                reinterpret_cast<const std::int64_t*>(buffer_base(ws, seed.buffer)) + seed.layout.offset, p);
+  });
+}
+
+void lower_mask(const MaskStep& s, Lowering& low) {
+  const Value src = low.value(s.src), mask = low.value(s.mask), dst = low.value(s.dst);
+  const DType dtype = low.plan.dtype_of(s.dst);
+  const double scale = s.scale;
+  const int device = low.device;
+  low.add_kernel("mask", [=](const Workspace& ws) {
+    mask_values(device, dtype, buffer_base(ws, dst.buffer), dst.layout, buffer_base(ws, src.buffer), src.layout,
+                buffer_base(ws, mask.buffer), mask.layout, scale);
+  });
+}
+
 struct CudaBackend {
   int device;
   template <class S>
@@ -175,6 +197,8 @@ struct CudaBackend {
   void operator()(const ScatterAddStep& s, lowering::Context& c) const { lower(s, c, lower_scatter_add); }
   void operator()(const JoinStep&, lowering::Context&) const {}  // the parts' copies filled the buffer
   void operator()(const CrossEntropyStep& s, lowering::Context& c) const { lower(s, c, lower_cross_entropy); }
+  void operator()(const RandomStep& s, lowering::Context& c) const { lower(s, c, lower_random); }
+  void operator()(const MaskStep& s, lowering::Context& c) const { lower(s, c, lower_mask); }
 };
 
 }  // namespace

@@ -201,6 +201,12 @@ Tensor add_at(const Tensor& table, const Tensor& indices, const Tensor& updates,
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, std::string_view pattern,
                      std::int64_t ignore_index = -100, const AxisLengths& lengths = {});
 
+/// dropout(x, p, seed): x with each element zeroed with probability p and the others scaled by
+/// 1/(1-p), torch's F.dropout in training. The mask is drawn from the seed alone (SplitMix64,
+/// codegen/random.hpp): the same on the CPU and the GPU, any thread count, any layout of x; p = 0
+/// returns x itself. Error for p outside [0, 1), DTypeError for a non-float x.
+Tensor dropout(const Tensor& x, double p, std::int64_t seed);
+
 // ---- normalizations along named axes: the axes they work along in brackets (einx's notation) ----
 /// softmax(x, "b h q [k]"): exp(x - m) / sum exp(x - m) along k, m the maximum (so no
 /// overflow), reading x once. Several bracketed axes ("b [h w] c", "[b] h [w]") normalize

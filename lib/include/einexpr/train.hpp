@@ -67,6 +67,10 @@ struct OptimizerOptions {
   /// search is run again with the limit lowered by the excess (program cost, which does not
   /// lower, may then show the first choice).
   std::optional<RecomputeOptions> recompute = std::nullopt;
+  /// dropout's random stream: the k-th dropout of the program at step t (micro-batches count
+  /// as steps: t·K + micro) draws its mask from random::stream(seed, t, k) (codegen/random.hpp),
+  /// so a run is the same for one seed on any machine, and restore() resumes it bit for bit.
+  std::uint64_t seed = 0;
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;

@@ -9,7 +9,8 @@ for `program train` (forward, autograd's backward toward every param, then an op
     default sizes, with adamw for 3 steps in f64 and in f32, and sgd for 2 steps in f64;
   - gpt2.ein (GPT-2 with its layer written once as a block over L) at tiny sizes with L=2, with
     sgd for 2 steps in f64 (its key bias b_k has a gradient of exactly 0 and rounding noise:
-    sgd moves it by lr times that noise, which adam would blow up to lr);
+    sgd moves it by lr times that noise, which adam would blow up to lr), its dropouts' masks
+    those einexpr draws for seed 0 (SplitMix64, written out again below), applied as x·mask/(1-p);
   - llama2.ein (LLaMA-2 with its layer written once: RMSNorm, rotary embeddings, grouped-query
     attention, SwiGLU, an untied head) at tiny sizes with L=2 and 2 groups of 2 query heads,
     with sgd for 2 steps in f64;
@@ -190,17 +191,55 @@ def gpt2l_values():
     ]
 
 
+# dropout's masks as einexpr draws them (codegen/random.hpp), written out again here: SplitMix64
+# (mix its finalizer), the k-th dropout of a step t keeping element i (row-major) when
+# bits(stream(seed, t, k), i) >> 32 >= round(p·2^32); kept elements scaled by 1/(1-p).
+M64 = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+
+
+def mix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def dropout_mask(seed, step, k, shape, p):
+    s = mix((mix((mix(seed) + step) & M64) + k) & M64)
+    threshold = int(p * 4294967296.0 + 0.5)
+    n = math.prod(shape)
+    keep = [(mix((s + (i + 1) * GAMMA) & M64) >> 32) >= threshold for i in range(n)]
+    return torch.tensor(keep, dtype=torch.bool).reshape(shape)
+
+
+class Dropouts:
+    """The masks of one training step (t["_step"]), drawn in the program's planning order; none without a step
+    (inference: the identity, as einexpr's run)."""
+
+    def __init__(self, t, seed=0):
+        self.step, self.seed, self.k = t.get("_step"), seed, 0
+
+    def __call__(self, x, p):
+        if self.step is None:
+            return x
+        mask = dropout_mask(self.seed, self.step, self.k, tuple(x.shape), p)
+        self.k += 1
+        return x * (mask.to(x.dtype) * (1.0 / (1.0 - p)))
+
+
 def gpt2l_forward(t, sizes=None):
     """gpt2.ein's forward in torch: the block applied to layer l's slice of each stacked param, l = 0, 1, ...
-    (at `sizes`, {axis: length}; the case's if None). bench/torch_zoo.py imports it for GPT-2 small."""
+    (at `sizes`, {axis: length}; the case's if None), with dropout 0.1 where gpt2.ein has it when t has a "_step".
+    bench/torch_zoo.py imports it for GPT-2 small."""
     s = dict(sizes or GPT2L_SIZES)
     L, B, S, D, H, K, V = s["L"], s["B"], s["S"], s["D"], s["H"], s["K"], s["V"]
     dt = t["wte"].dtype
+    drop = Dropouts(t)
 
     def heads(z):  # B S (H K) -> B H S K
         return z.reshape(B, S, H, K).permute(0, 2, 1, 3)
 
-    x = F.embedding(t["tok"], t["wte"]) + t["wpe"]
+    x = drop(F.embedding(t["tok"], t["wte"]) + t["wpe"], 0.1)
     for l in range(L):
         w = {n: t[n][l] for n in ("ln1_g", "ln1_b", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o", "ln2_g",
                                   "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj")}
@@ -209,12 +248,12 @@ def gpt2l_forward(t, sizes=None):
         k = heads(ln1 @ w["w_k"] + w["b_k"])
         v = heads(ln1 @ w["w_v"] + w["b_v"])
         s2 = (q @ k.transpose(-1, -2)) * torch.tensor(GPT2L_SCALE, dtype=dt) + t["mask"]
-        p = torch.softmax(s2, dim=-1)
+        p = drop(torch.softmax(s2, dim=-1), 0.1)
         o1 = (p @ v).permute(0, 2, 1, 3).reshape(B, S, H * K)
-        h = x + (o1 @ w["w_o"] + w["b_o"])
+        h = x + drop(o1 @ w["w_o"] + w["b_o"], 0.1)
         ln2 = F.layer_norm(h, (D,), w["ln2_g"], w["ln2_b"], eps=1e-5)
         g = F.gelu(ln2 @ w["w_fc"] + w["b_fc"], approximate="tanh")
-        x = h + (g @ w["w_proj"] + w["b_proj"])
+        x = h + drop(g @ w["w_proj"] + w["b_proj"], 0.1)
     lnf = F.layer_norm(x, (D,), t["lnf_g"], t["lnf_b"], eps=1e-5)
     logits = lnf @ t["wte"].T
     ce = F.cross_entropy(logits.reshape(B * S, V), t["tgt"].reshape(B * S), reduction="none")
@@ -340,10 +379,11 @@ def train(decls, forward, optimizer, lr, momentum, weight_decay, beta1, beta2, e
     masters = [p.detach().float().requires_grad_(True) for p in params] if mixed else params
     opt = make_optimizer(masters, optimizer, lr, momentum, weight_decay, beta1, beta2, eps)
     losses, grads = [], None
-    for _ in range(steps):
+    for step in range(steps):
         opt.zero_grad(set_to_none=False)
         for p in params:
             p.grad = None
+        t["_step"] = step  # dropout's masks of this step (gpt2.ein's; the other models have none)
         loss = forward(t)
         loss.backward()
         losses.append(loss.item())

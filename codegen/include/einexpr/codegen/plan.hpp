@@ -25,6 +25,8 @@
 //                 gradient put back on a diagonal)
 //   NormStep      dst = softmax, log_softmax, layer_norm or rms_norm of src along some of
 //                 its dims, or the backward pass of one (from dY and Y or X)
+//   RandomStep    dst (a new bool buffer) = dropout's keep mask, drawn from a 0-d i64 seed
+//   MaskStep      dst = src · (mask ? scale : 0): dropout, and its gradient (src = dY)
 //
 // Axes are ids into the plan's AxisTable (axes.hpp): each value's dims name the axes they
 // compose, and a ContractStep names the axes it sums.
@@ -87,6 +89,11 @@
 //     of a row of -inf too. Backward (srcs dY, then Y for softmax and log_softmax, X for the
 //     norms): y·(dY - sum(dY·y)); dY - exp(y)·sum(dY); r·(dY - mean(dY) - x̂·mean(dY·x̂)),
 //     x̂ = (x - mean)·r, r = 1/sqrt(var + eps) (rms_norm: without the mean terms). Floats only.
+//   - RandomStep: dst is contiguous; its element at row-major position i is
+//     random::keep(seed, i, threshold) (codegen/random.hpp), seed the value the 0-d i64 source
+//     holds when the step runs. MaskStep: src and dst floats of one dtype, mask bool, all of
+//     dst's shape (any strides); dst = src · (mask ? scale : 0), in f32 (f64 for f64), rounded
+//     once: torch's x · noise, so a NaN or inf of src that is dropped gives NaN, as there.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -280,8 +287,21 @@ struct NormStep {
   double eps = 0;              // layer_norm, rms_norm: added to the variance / mean square
   friend bool operator==(const NormStep&, const NormStep&) = default;
 };
+/// dropout's mask: dst (a new contiguous bool buffer) true where an element is kept, drawn
+/// from the seed the 0-d i64 value `seed` holds (contract above).
+struct RandomStep {
+  int seed = 0, dst = 0;
+  double p = 0;                // the probability of false (dropped)
+  friend bool operator==(const RandomStep&, const RandomStep&) = default;
+};
+/// dst = src · (mask ? scale : 0), elementwise; mask bool, every value of dst's shape.
+struct MaskStep {
+  int src = 0, mask = 0, dst = 0;
+  double scale = 1;            // 1 / (1 - p)
+  friend bool operator==(const MaskStep&, const MaskStep&) = default;
+};
 using Step = std::variant<ViewStep, CopyStep, ContractStep, ReduceStep, MapStep, EmbedStep, NormStep, FillStep,
-                          GatherStep, ScatterAddStep, JoinStep, CrossEntropyStep>;
+                          GatherStep, ScatterAddStep, JoinStep, CrossEntropyStep, RandomStep, MaskStep>;
 
 /// The source values a step reads, in order.
 std::vector<int> sources(const Step& step);

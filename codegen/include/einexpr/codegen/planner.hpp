@@ -81,11 +81,24 @@ struct UnpackOptions {
   friend bool operator==(const UnpackOptions&, const UnpackOptions&) = default;
 };
 
+/// dropout's plans: the whole op (x and a 0-d i64 seed -> y), or one of the two statements a
+/// model program splits it into so that the backward keeps the mask (1 byte an element).
+enum class DropoutPart : unsigned char {
+  whole,  // (x, seed) -> y: a RandomStep, then a MaskStep
+  mask,   // (x, seed) -> the keep mask, bool with x's shape (x read for its shape only)
+  apply   // (x, mask) -> y = mask ? x / (1 - p) : 0
+};
+struct DropoutOptions {
+  double p = 0.5;  // the probability that an element is zeroed, in [0, 1) (torch's default 0.5)
+  DropoutPart part = DropoutPart::whole;
+  friend bool operator==(const DropoutOptions&, const DropoutOptions&) = default;
+};
+
 /// The op registry's codegen half: one alternative per Op, in Op's order, so that a visit
 /// (planning, printing, keys, gradients) that misses an op fails to compile.
 using OpOptions = std::variant<RearrangeOptions, ReduceOptions, RepeatOptions, EinsumOptions, MapOptions,
                                NormalizeOptions, GetAtOptions, AddAtOptions, CrossEntropyOptions, PackOptions,
-                               UnpackOptions>;
+                               UnpackOptions, DropoutOptions>;
 static_assert(std::variant_size_v<OpOptions> == std::size(all_ops), "OpOptions needs one alternative per Op");
 
 /// Everything that says what to plan besides the pattern, the inputs' layouts and the
@@ -127,6 +140,7 @@ struct OpSpec {
   }
   static OpSpec pack() { return {PackOptions{}, {}}; }
   static OpSpec unpack(std::vector<Shape> shapes, int output = 0) { return {UnpackOptions{std::move(shapes), output}, {}}; }
+  static OpSpec dropout(double p, DropoutPart part = DropoutPart::whole) { return {DropoutOptions{p, part}, {}}; }
   /// The default options of `op`.
   static OpSpec of(Op op, AxisLengths lengths = {});
 
@@ -203,6 +217,16 @@ Plan plan_unpack(const ast::Pattern& pattern, const Layout& input, DType dtype, 
 /// or bias of another shape.
 Plan plan_normalize(const ast::Pattern& pattern, Normalization kind, std::span<const Layout> inputs, DType dtype,
                     const AxisLengths& lengths = {}, double eps = 0);
+
+/// dropout (DropoutOptions): `inputs` x (a float) and, by part, the 0-d i64 seed (whole, mask)
+/// or the bool mask of x's shape (apply). A RandomStep draws the mask from the seed (plan.hpp's
+/// contract: the same mask on every device and thread count), a MaskStep applies it. p = 0 is
+/// the identity (a view of x, as torch), except for part mask. `pattern` (may be null): x's
+/// dims and the seed's none, "b s d, -> b s d". Error for p outside [0, 1), DTypeError for a
+/// non-float x or a seed that is not i64, ShapeError for a seed that is not 0-d or a mask of
+/// another shape.
+Plan plan_dropout(const ast::Pattern* pattern, const DropoutOptions& options, std::span<const Layout> inputs,
+                  std::span<const DType> dtypes);
 
 /// The shape each operand of `pattern` has when its axes have `sizes` (compositions
 /// multiply; anonymous axes are their number). Throws ShapeError naming a missing axis.

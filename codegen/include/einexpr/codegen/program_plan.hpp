@@ -45,6 +45,11 @@ struct ProgramOptions {
   AxisLengths axes = {};           // NAME=LEN overrides of axes the program defines
   DType dtype = DType::f32;        // of declared tensors without a dtype (and no given one)
   std::vector<GivenTensor> given = {};  // their shapes bind axes; their dtypes are the tensors'
+  /// A training step's forward (cost, train): `y = dropout(x, p)` with p > 0 is two statements,
+  /// y.mask (bool, drawn from a seed tensor y.seed the trainer sets each step) and y (x scaled
+  /// where the mask keeps it), so the backward keeps the 1-byte mask. Not training (a run, as
+  /// torch's eval()): dropout is the identity, y a view of x.
+  bool training = true;
 };
 
 enum class TensorRole : unsigned char {
@@ -70,6 +75,9 @@ struct ProgramTensor {
   double value = 0;           // a constant's value
   int stacked = -1;           // a layer slice: the declared tensor it is a slice of
   int layer = -1;             // and which layer (its offset there: layer · stride 0)
+  int dropout = -1;           // a dropout's seed (a 0-d i64 constant the trainer sets before
+                              // each step): which dropout of the program, 0, 1, ... in planning
+                              // order (random::stream's k)
   ast::Source source;         // where it is declared or made
 };
 
@@ -124,6 +132,7 @@ struct ProgramPlan {
   std::vector<std::pair<std::string, int>> aliases;  // a call's name -> its last layer's result
   std::vector<std::string> checkpoints;  // the checkpoint lines' tensors, a block's for each layer
   int plans_made = 0;                  // plan() calls: statements, less the layers that reused one
+  int dropouts = 0;                    // the dropouts drawn in a step (seed tensors)
 
   /// The tensor called `name` (or an alias of it), or -1.
   int tensor(std::string_view name) const noexcept;

@@ -24,11 +24,13 @@ namespace einexpr {
 /// codegen's OpOptions has one alternative per Op, in this order (a static_assert checks it).
 /// `pack` and `unpack` take einops' pack patterns ("i j * k", parse_pack), seen as a pattern
 /// whose one operand has "..." where the "*" is (pack_as_pattern).
+/// `dropout` takes a plain pattern whose output is its first operand ("b s d, -> b s d": x and
+/// the 0-d seed); in a model file it is written without one, "dropout(x, 0.1)".
 enum class Op : unsigned char {
-  rearrange, reduce, repeat, einsum, map, normalize, get_at, add_at, cross_entropy, pack, unpack
+  rearrange, reduce, repeat, einsum, map, normalize, get_at, add_at, cross_entropy, pack, unpack, dropout
 };
 inline constexpr Op all_ops[] = {Op::rearrange, Op::reduce, Op::repeat,        Op::einsum, Op::map,   Op::normalize,
-                                 Op::get_at,    Op::add_at, Op::cross_entropy, Op::pack,   Op::unpack};
+                                 Op::get_at,    Op::add_at, Op::cross_entropy, Op::pack,   Op::unpack, Op::dropout};
 const char* name(Op op) noexcept;
 
 namespace ast {
