@@ -48,7 +48,15 @@ Plan plan_dropout(const ast::Pattern* pattern, const DropoutOptions& o, std::spa
   }
   AxisTable table;
   std::vector<DimAxes> dims;
-  for (AxisId id : detail::resolving::ellipsis_axes(table, shape)) dims.push_back({id});
+  bool named = pattern != nullptr && !pattern->operands.empty() && pattern->operands[0].terms.size() == shape.size();
+  if (named)
+    for (const ast::Term& t : pattern->operands[0].terms) named = named && std::holds_alternative<ast::Named>(t);
+  if (named) {  // x's dims by the pattern's names ("b s d"), for printing and costs
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      dims.push_back({table.add(Axis{std::get<ast::Named>(pattern->operands[0].terms[d]).name, shape[d], AxisKind::named})});
+  } else {
+    for (AxisId id : detail::resolving::ellipsis_axes(table, shape)) dims.push_back({id});
+  }
   PlanBuilder b(Op::dropout, pattern != nullptr ? pattern->text : std::string(), dtype, std::move(table));
   const int x = b.add_input(inputs[0], dims);
   const int second_value = b.add_input(inputs[1], o.part == DropoutPart::apply ? dims : std::vector<DimAxes>{}, second);

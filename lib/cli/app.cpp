@@ -113,6 +113,10 @@ const OpHelp op_help[] = {
      "lse(logits) - logits[target] along the bracketed classes, torch's F.cross_entropy with\n"
      "reduction='none'; --ignore-index's target gives 0.\n"
      "Example:\n  einexpr cross_entropy \"b s [v], b s -> b s\" logits.npy targets.npy -o loss.npy"},
+    {"dropout", "IN.npy with each element zeroed with probability --p, the rest scaled by 1/(1-p)",
+     "The mask is drawn from the 0-d i64 seed in SEED.npy alone (SplitMix64): the same on the CPU\n"
+     "and the GPU, on any thread count; in a model file, 'y = dropout(x, 0.1)' (training only).\n"
+     "Example:\n  einexpr dropout \"b s d, -> b s d\" x.npy seed.npy --p 0.1 -o y.npy"},
     {"pack", "Pack the IN.npy files into OUT.npy along the dims '*' stands for in each (einops.pack)",
      "The dims named around '*' must match; each file's '*' dims are flattened and joined.\n"
      "Example:\n  einexpr pack \"b * d\" x.npy y.npy -o packed.npy"},
@@ -153,6 +157,10 @@ void add_op_command(Cli& cli, OpArgs& args, const OpRow& row, const std::string&
   if (row.op == Op::cross_entropy)
     sub->add_option("--ignore-index", args.ignore_index, "A target of this value has loss 0 and gradient 0 (torch's)")
         ->type_name("N")
+        ->capture_default_str();
+  if (row.op == Op::dropout)
+    sub->add_option("--p", args.p, "The probability that an element is zeroed, in [0, 1) (torch's default 0.5)")
+        ->type_name("P")
         ->capture_default_str();
   // One input file, then the lengths; several files (one per pattern operand), then the lengths.
   const bool files_and_lengths =  // a normalization takes x alone here (its affine form: C++, Python, model files)
@@ -211,6 +219,7 @@ void add_expr_positionals(CLI::App* sub, ExprArgs& expr) {
   sub->add_option("--eps", expr.eps, eps_help)->type_name("E")->check(CLI::NonNegativeNumber);
   sub->add_option("--ignore-index", expr.ignore_index, "cross_entropy: the target that is ignored (default -100)")
       ->type_name("N");
+  sub->add_option("--p", expr.p, "dropout: the probability that an element is zeroed (default 0.5)")->type_name("P");
 }
 
 void add_cost(Cli& cli) {

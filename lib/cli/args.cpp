@@ -95,7 +95,7 @@ AxisLengths parse_lengths(const std::vector<std::string>& args) {
 }
 
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
-                         std::int64_t correction, double eps, std::int64_t ignore_index) {
+                         std::int64_t correction, double eps, std::int64_t ignore_index, double p) {
   if (!is_expr_op(op)) throw Error("unknown op '" + op + "' (expected one of " + op_row_names() + ")");
   ExprSpec e;
   e.op = op;
@@ -126,6 +126,10 @@ ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, cons
   if (ignore_index != -100) {
     if (op != "cross_entropy") throw UsageError("--ignore-index applies to cross_entropy only");
     e.ignore_index = ignore_index;
+  }
+  if (p != -1) {
+    if (op != "dropout") throw UsageError("--p applies to dropout only");
+    e.p = p;
   }
   std::vector<std::string> sizes;
   for (std::string& arg : lengths) (arg.ends_with(".npy") ? e.files : sizes).push_back(std::move(arg));
@@ -188,6 +192,7 @@ OpSpec ExprSpec::op_spec() const {
     n->eps = eps_or_default(n->kind, eps);
   }
   if (auto* c = spec.get_if<CrossEntropyOptions>()) c->ignore_index = ignore_index;
+  if (auto* d = spec.get_if<DropoutOptions>()) d->p = p;
   return spec;
 }
 

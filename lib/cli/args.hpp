@@ -49,6 +49,7 @@ struct ExprSpec {
   std::string function;         // map: a unary function (one operand) or a binary one (two)
   double eps = -1;              // layer_norm / rms_norm (-1: the default)
   std::int64_t ignore_index = -100;  // cross_entropy
+  double p = 0.5;                    // dropout
   AxisLengths sizes;            // given as NAME=LEN; with files, completed by plan_expr()
   std::vector<std::string> files;  // IN.npy per operand, in place of their axes' NAME=LEN
   std::vector<Shape> shapes;       // the files' shapes (headers only: no data is read)
@@ -68,7 +69,8 @@ struct ExprSpec {
 /// reads it, without the data), in place of NAME=LEN for its axes.
 
 ExprSpec parse_expr_args(const std::string& op, const std::string& pattern, const std::vector<std::string>& rest,
-                         std::int64_t correction = -1, double eps = -1, std::int64_t ignore_index = -100);
+                         std::int64_t correction = -1, double eps = -1, std::int64_t ignore_index = -100,
+                         double p = -1);
 
 /// The expression's plan: from its sizes, or from its files' shapes (then e.sizes gets every
 /// named axis's length, for the title). Errors carry the pattern, the shapes and the files.

@@ -38,6 +38,7 @@ struct OpArgs {
   std::vector<std::string> lengths;  // NAME=LEN
   std::vector<std::string> outputs;  // .npy paths (several: a split), written only when everything succeeded
   std::int64_t ignore_index = -100;  // cross_entropy: --ignore-index
+  double p = 0.5;                    // dropout: --p (torch's default)
   bool bf16_u2 = false;              // read and write bf16 as '<u2'
   RunOptions run;
 };
@@ -52,6 +53,7 @@ struct ExprArgs {
   std::int64_t correction = -1;   // reduce var / std: --correction (-1: not given, 1)
   double eps = -1;                // layer_norm / rms_norm: --eps (-1: not given, the default)
   std::int64_t ignore_index = -100;  // cross_entropy: --ignore-index
+  double p = -1;                  // dropout: --p (-1: not given, 0.5)
 };
 
 struct CostArgs {

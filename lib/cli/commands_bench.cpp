@@ -150,7 +150,7 @@ std::vector<std::string> peak_keys(const std::vector<DeviceSpec>& devices) {
 
 int bench_command(const BenchArgs& args) {
   ExprSpec e = parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction,
-                               args.expr.eps, args.expr.ignore_index);
+                               args.expr.eps, args.expr.ignore_index, args.expr.p);
   const Copy copy = parse_copy(args.copy, e.op);
   const DType dtype = expr_dtype(args.expr.dtype, e);
   const Device device = parse_run_device(args.run.device);

@@ -92,7 +92,7 @@ void print_backward_table(const CostReport& r) {
 int cost_command(const CostArgs& args) {
   const ExprSpec expr =
       parse_expr_args(args.expr.op, args.expr.pattern, args.expr.rest, args.expr.correction, args.expr.eps,
-                      args.expr.ignore_index);
+                      args.expr.ignore_index, args.expr.p);
   const DType dtype = expr_dtype(args.expr.dtype, expr);
   const CostReport r = make_report(expr, dtype, find_device(args.device));
   if (args.json) {
@@ -105,7 +105,8 @@ int cost_command(const CostArgs& args) {
 }
 
 int explain_command(const ExprArgs& args) {
-  const ExprSpec expr = parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps, args.ignore_index);
+  const ExprSpec expr =
+      parse_expr_args(args.op, args.pattern, args.rest, args.correction, args.eps, args.ignore_index, args.p);
   write_explain(std::cout, expr, expr_dtype(args.dtype, expr));
   return 0;
 }

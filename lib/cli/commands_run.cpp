@@ -51,6 +51,8 @@ OpSpec spec_of(const OpArgs& args, std::size_t files, const AxisLengths& lengths
           o.eps = takes_eps(o.kind) ? eps_or_default(o.kind, args.eps) : 0.0;
         } else if constexpr (std::is_same_v<O, CrossEntropyOptions>) {
           o.ignore_index = args.ignore_index;
+        } else if constexpr (std::is_same_v<O, DropoutOptions>) {
+          o.p = args.p;
         }
       },
       spec.options);

@@ -202,7 +202,7 @@ TEST_CASE("commands run on --device cpu, and --device cuda needs a CUDA build an
   CHECK_THAT(r.err, Catch::Contains("CUDA"));
 }
 
-TEST_CASE("get_at, add_at, cross_entropy, concatenation and split write what the C++ API computes") {
+TEST_CASE("get_at, add_at, cross_entropy, dropout, concatenation and split write what the C++ API computes") {
   Sandbox box;
   const Tensor wte = Tensor::randn({7, 4}, DType::f32, 1);
   const Tensor tok = Tensor::from_vector(std::vector<std::int64_t>{6, 0, 6, 2, 3, 1}, {2, 3});
@@ -214,6 +214,7 @@ TEST_CASE("get_at, add_at, cross_entropy, concatenation and split write what the
   box.write_npy("tok32.npy", tok32);
   box.write_npy("upd.npy", upd);
   box.write_npy("logits.npy", logits);
+  box.write_npy("seed.npy", Tensor::from_vector(std::vector<std::int64_t>{-5}, {}));
   struct Row {
     std::vector<std::string> args;
     Tensor expected;
@@ -229,6 +230,8 @@ TEST_CASE("get_at, add_at, cross_entropy, concatenation and split write what the
        cross_entropy(logits, tok, "b s [v], b s -> b s", 6)},
       {{"rearrange", "b s d, b s t -> b s (d + t)", "upd.npy", "logits.npy"},
        rearrange({upd, logits}, "b s d, b s t -> b s (d + t)")},
+      {{"dropout", "b s d, -> b s d", "upd.npy", "seed.npy", "--p", "0.25"}, dropout(upd, 0.25, -5)},
+      {{"dropout", "b s d, -> b s d", "upd.npy", "seed.npy"}, dropout(upd, 0.5, -5)},  // torch's default p
   };
   for (const Row& row : rows) {
     CAPTURE(row.args);

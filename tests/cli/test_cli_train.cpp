@@ -154,6 +154,38 @@ TEST_CASE("program train: refusals name the fault and leave no file behind", "[p
   }
 }
 
+TEST_CASE("program train: --seed draws dropout's masks, as the library's trainer with it, and --resume continues them",
+          "[program][train]") {
+  Sandbox box;
+  box.write_bytes("d.ein", "axes B=8 D=6 E=5\ninput x: B D\nparam w1: D E\nh = einsum(x, w1, \"B D, D E -> B E\")\n"
+                           "d = dropout(h, 0.5)\nq = map(d, \"B E -> B E\", \"square\")\nloss = reduce(q, \"B E ->\", \"mean\")\n");
+  box.write_npy("x.npy", Tensor::randn({8, 6}, DType::f32, 1));
+  box.write_npy("w1.npy", Tensor::randn({6, 5}, DType::f32, 2));
+  auto run = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {"program", "train", "d.ein", "x=x.npy", "--lr", "0.1", "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    const test::CliResult r = box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json seven = run({"w1=w1.npy", "--steps", "4", "--seed", "7", "-o", "s7"});
+  OptimizerOptions o{.kind = Optimizer::sgd, .lr = 0.1};
+  o.seed = 7;
+  Trainer t = compile_training(parse_program(box.read_bytes("d.ein"), "d.ein"), {}, o, {{"w1", box.read_npy("w1.npy")}});
+  for (int s = 0; s < 4; ++s)
+    CHECK(seven["steps"][static_cast<std::size_t>(s)]["loss"].get<double>() == t.step({{"x", box.read_npy("x.npy")}}));
+  CHECK(equal(box.read_npy("s7/w1.npy"), t.parameters().at("w1")));
+  // another seed, other masks: other losses
+  const nlohmann::json eight = run({"w1=w1.npy", "--steps", "4", "--seed", "8", "-o", "s8"});
+  CHECK(eight["steps"][0]["loss"].get<double>() != seven["steps"][0]["loss"].get<double>());
+  // two steps, then two more from the checkpoint with the same seed: the four steps' masks
+  run({"w1=w1.npy", "--steps", "2", "--seed", "7", "-o", "half"});
+  const nlohmann::json rest = run({"--resume", "half", "--steps", "2", "--seed", "7", "-o", "rest"});
+  CHECK(rest["steps"][1]["loss"].get<double>() == seven["steps"][3]["loss"].get<double>());
+  CHECK(box.read_bytes("rest/w1.npy") == box.read_bytes("s7/w1.npy"));
+}
+
 TEST_CASE("program train: --resume continues as an uninterrupted run, bit for bit", "[program][train]") {
   Sandbox box;
   lecture_files(box);
