@@ -91,6 +91,8 @@ void bind_ops(py::module_& m) {
       [](const Tensor& t, const Tensor& i, const std::string& p, const AxisLengths& l) { return get_at(t, i, p, l); },
       Release());
   m.def(
+      "dropout", [](const Tensor& x, double p, std::int64_t seed) { return dropout(x, p, seed); }, Release());
+  m.def(
       "add_at",
       [](const Tensor& t, const Tensor& i, const Tensor& u, const std::string& p, const AxisLengths& l) {
         return add_at(t, i, u, p, l);

@@ -28,7 +28,7 @@ from ._einexpr import (AllocationError, ArgumentError, DeviceError, DTypeError, 
 from . import _einexpr as _core
 
 __all__ = ["einsum", "rearrange", "reduce", "repeat", "map", "softmax", "log_softmax", "layer_norm", "rms_norm",
-           "get_at", "add_at", "cross_entropy", "pack", "unpack", "parse_shape", "cost", "explain", "ops",
+           "get_at", "add_at", "cross_entropy", "dropout", "pack", "unpack", "parse_shape", "cost", "explain", "ops",
            "Program", "Trainer",
            "Tensor", "Error", "PatternError", "ShapeError", "DTypeError", "DeviceError", "IndexError",
            "AllocationError", "InternalError", "ArgumentError", "__version__", "has_cuda"]
@@ -289,6 +289,17 @@ def cross_entropy(logits, targets, pattern, *, ignore_index=-100, **lengths):
         raise ArgumentError(f"ignore_index must be an int, not {ignore_index!r}")
     (x, t), kind = _tensors([logits, targets], "operand")
     return _result(_core.cross_entropy(x, t, _pattern(pattern), int(ignore_index), _lengths(lengths)), kind)
+
+
+def dropout(x, p, seed):
+    """dropout(x, 0.1, seed): x with each element zeroed with probability p and the others scaled
+    by 1/(1-p), as torch's F.dropout in training; the mask is drawn from the seed alone
+    (SplitMix64), the same for one seed on the CPU, the GPU and any thread count. p = 0 gives x."""
+    seed = _int(seed, "seed")
+    if not -2**63 <= seed < 2**64:
+        raise ArgumentError(f"seed must be a 64-bit integer, not {seed}")
+    (t,), kind = _tensors([x], "operand")
+    return _result(_core.dropout(t, _float(p, "p"), seed - 2**64 if seed >= 2**63 else seed), kind)
 
 
 def ops():

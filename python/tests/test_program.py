@@ -427,3 +427,51 @@ def test_block_runs_as_numpy_loops_over_the_stacked_params():
     np.testing.assert_allclose(out["loss"], np.mean(h * h), rtol=1e-5)
     assert p.shapes()["w1"] == ((3, 8, 16), "f32")  # the stack, as declared
     assert p.cost()["params"] == 2 * 3 * 8 * 16
+
+
+# dropout's masks written out again from SplitMix64 (Steele, Lea and Flood 2014): bits(s, i) is
+# the i-th output from state s; element i is kept when its top 32 bits reach round(p·2^32)
+M64 = (1 << 64) - 1
+
+
+def _mix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def _keep(seed, n, p):
+    s = seed & M64
+    t = int(p * 4294967296.0 + 0.5)
+    return np.array([(_mix((s + (i + 1) * 0x9E3779B97F4A7C15) & M64) >> 32) >= t for i in range(n)])
+
+
+def test_dropout_draws_splitmix64_masks(rng):
+    x = rng.standard_normal((5, 7))
+    y = einexpr.dropout(x, 0.3, 123)
+    keep = _keep(123, x.size, 0.3).reshape(x.shape)
+    np.testing.assert_array_equal(y, np.where(keep, x * (1 / 0.7), 0.0))
+    assert 0 < keep.sum() < x.size
+    np.testing.assert_array_equal(einexpr.dropout(x, 0.3, 2**64 - 1), np.where(_keep(2**64 - 1, 35, 0.3).reshape(5, 7),
+                                                                               x * (1 / 0.7), 0.0))
+    np.testing.assert_array_equal(einexpr.dropout(x, 0.0, 5), x)
+    with pytest.raises(einexpr.Error, match=r"outside \[0, 1\)"):
+        einexpr.dropout(x, 1.0, 0)
+    with pytest.raises(einexpr.ArgumentError, match="seed"):
+        einexpr.dropout(x, 0.5, 2**64)
+
+
+def test_trainer_seed_draws_other_masks():
+    text = ("axes B=4 D=3\ninput x: B D\nparam w: D D\nh = einsum(x, w, \"B D, D E -> B E\", E=3)\n"
+            "d = dropout(h, 0.5)\nq = map(d, \"B E -> B E\", \"square\")\nloss = reduce(q, \"B E ->\", \"sum\")\n")
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
+    p = einexpr.Program(text)
+    losses = {}
+    for seed in (1, 1, 2):
+        t = p.trainer(w=w, seed=seed, lr=0.0)
+        losses.setdefault(seed, []).append(t.step(x=x))
+    assert losses[1][0] == losses[1][1]
+    assert losses[1][0] != losses[2][0]
+    # a run is inference: no dropout
+    np.testing.assert_allclose(p.run(x=x, w=w)["loss"], ((x @ w) ** 2).sum(), rtol=1e-12)
