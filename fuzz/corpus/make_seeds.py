@@ -97,6 +97,10 @@ MODELS = [
     "axes B=2 S=3 D=4\ninput x: B S D\nparam g: D\nparam b: D\nn = layer_norm(x, g, b, \"B S [D]\")\n"
     "r = rms_norm(n, g, \"B S [D]\")\nloss = reduce(r, \"B S D ->\", \"mean\")\n",
     "axes B=2 S=3 D=4\ninput x: B S D\nparam g: S\nn = layer_norm(x, g, \"B S [D]\")\nm = softmax(x, g, \"B S [D]\")\n",
+    # dropout: trained (its mask kept, its seed set per step), a run's identity; and its faults
+    "axes B=4 D=3 E=5\ninput x: B D\nparam w: D E\nh = einsum(x, w, \"B D, D E -> B E\")\nd = dropout(h, 0.25)\n"
+    "e = dropout(d, 0)\nq = map(e, \"B E -> B E\", \"square\")\nloss = reduce(q, \"B E ->\", \"mean\")\n",
+    MODEL_PRELUDE + 'd = dropout(x, 1)\ne = dropout(x)\nf = dropout(x, w)\ng = dropout(x, 0.5, "B D, -> B D")\n',
 ]
 
 
@@ -104,10 +108,20 @@ def model_seeds():
     for i, text in enumerate(MODELS):
         write("model", "%02d" % i, text)
     models = os.path.join(HERE, "..", "..", "examples", "models")
+    # the zoo's block models at tiny sizes, so that every mutation is planned, run and trained fast
+    small = {"gpt2.ein": ("gpt2_layers.ein", b"axes L=2 B=2 S=4 T=4 D=8 H=2 K=4 F=16 V=11"),
+             "llama2.ein": ("llama2_layers.ein", b"axes L=2 B=2 S=4 T=4 D=8 G=2 R=2 K=4 K1=2 K2=2 F=12 V=11")}
     for name in sorted(os.listdir(models)):
         if name.endswith(".ein"):
             with open(os.path.join(models, name), "rb") as f:
-                write("model", name, f.read())
+                text = f.read()
+            if name in small:
+                seed, axes = small[name]
+                lines = text.split(b"\n")
+                lines = [axes if line.startswith(b"axes ") else line for line in lines]
+                write("model", seed, b"\n".join(lines))
+            else:
+                write("model", name, text)
 
 
 # ---- fuzz_npy: .npy files ------------------------------------------------------------------
