@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "../lib/data/profiler_flops_values.hpp"
 #include "cli_run.hpp"
 #include "model_files.hpp"
 
@@ -195,6 +196,23 @@ TEST_CASE("program cost: GPT-2 with its layer written once, at every published s
   }
   CHECK(u64(j["forward_flops"]) == forward);  // every layer's statements, each counted
   CHECK(in_layers == 3 * 32);  // 26 statements a layer, and 3 dropouts that are two each
+}
+
+TEST_CASE("program cost: matmul_flops is torch's profiler's count (with_flops) of the same models", "[program][block]") {
+  // tests/lib/data/make_profiler_flops.py: the zoo's block models at tiny sizes in torch, the
+  // forward profiled, aten::mm and aten::bmm's FLOPs (the q k v, output, MLP and head products;
+  // the attention's two batched ones)
+  Sandbox box;
+  for (const profiler_values::ProfiledModel& m : profiler_values::profiled_models) {
+    CAPTURE(m.file);
+    box.write_bytes(m.file, test::read_model(m.file));
+    std::vector<std::string> args = {"program", "cost", m.file, "--json"};
+    for (const auto& [axis, length] : m.sizes) args.push_back(axis + "=" + std::to_string(length));
+    std::uint64_t profiled = 0;
+    for (const auto& [op, flops] : m.matmul_flops) profiled += flops;
+    CHECK(profiled > 0);
+    CHECK(u64(json_of(box, args)["matmul_flops"]) == profiled);
+  }
 }
 
 TEST_CASE("program cost --compare: the published formulas beside the exact counts, by cause", "[program][block]") {
