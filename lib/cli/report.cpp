@@ -3,6 +3,9 @@
 // `program cost --json` and einexpr.explain() `explain`.
 #include "report.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include "output.hpp"
 
 namespace einexpr::cli {
@@ -167,12 +170,30 @@ void write_memory_json(JsonWriter& j, const ProgramMemory& m) {
   j.field("activations_bytes", m.activations_bytes).field("peak_bytes", m.peak_bytes);
   j.field("forward_peak_bytes", m.forward_peak_bytes).end_object();
   j.key("activations").begin_array();  // what is kept for the backward, and why
+  std::vector<std::pair<std::string, std::pair<Count, std::set<int>>>> blocks;  // per call: its bytes and layers
   for (const KeptActivation& k : m.kept) {
     j.begin_object().field("tensor", k.tensor).field("read_as", k.read_as).field("shape", k.shape).field("bytes", k.bytes);
     j.key("needed_by").begin_array();
     for (const std::string& g : k.needed_by) j.value(g);
-    j.end_array().end_object();
+    j.end_array();
+    if (k.layer >= 0) {
+      j.key("block").begin_object().field("call", k.call).field("layer", static_cast<std::int64_t>(k.layer)).end_object();
+      auto it = std::find_if(blocks.begin(), blocks.end(), [&](const auto& b) { return b.first == k.call; });
+      if (it == blocks.end()) it = blocks.insert(blocks.end(), {k.call, {}});
+      it->second.first += k.bytes;
+      it->second.second.insert(k.layer);
+    }
+    j.end_object();
   }
+  j.end_array();
+  j.key("activations_per_block").begin_array();  // each block call's kept bytes, over its layers
+  for (const auto& [call, b] : blocks)
+    j.begin_object()
+        .field("call", call)
+        .field("layers", static_cast<std::int64_t>(b.second.size()))
+        .field("bytes", b.first)
+        .field("bytes_per_layer", Count::from_u128(b.first.raw() / b.second.size()))
+        .end_object();
   j.end_array();
 }
 

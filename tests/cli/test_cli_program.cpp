@@ -196,6 +196,21 @@ TEST_CASE("program cost: GPT-2 with its layer written once, at every published s
   }
   CHECK(u64(j["forward_flops"]) == forward);  // every layer's statements, each counted
   CHECK(in_layers == 3 * 32);  // 26 statements a layer, and 3 dropouts that are two each
+  // what each layer keeps: its activations tagged with their layer, and the block's subtotal
+  std::uint64_t kept_in_layers = 0, masks = 0;
+  for (const nlohmann::json& a : j["activations"])
+    if (a.contains("block")) {
+      CHECK(a["block"]["call"] == "hL");
+      kept_in_layers += u64(a["bytes"]);
+      if (a["shape"].get<std::string>().ends_with("bool")) masks += u64(a["bytes"]);
+    }
+  REQUIRE(j["activations_per_block"].size() == 1);
+  const nlohmann::json& per = j["activations_per_block"][0];
+  CHECK(per["call"] == "hL");
+  CHECK(per["layers"] == 3);
+  CHECK(u64(per["bytes"]) == kept_in_layers);
+  CHECK(u64(per["bytes_per_layer"]) * 3 == kept_in_layers);
+  CHECK(masks == 3 * (2 * 8 * 8 + 2 * 8 * 16));  // per layer: attention's a·s²·b, two of s·b·h, a byte each
 }
 
 TEST_CASE("program cost: matmul_flops is torch's profiler's count (with_flops) of the same models", "[program][block]") {
