@@ -21,6 +21,9 @@
 //                                --recompute checkpoints): anywhere in the file
 //   NAME = OP(TENSOR, ..., "PATTERN"[, "FUNCTION"][, AXIS=LEN ...])
 //   NAME, NAME, ... = rearrange(TENSOR, "PATTERN")   a split: one name per output
+//   NAME = dropout(TENSOR, P)    P in [0, 1), no pattern: training zeroes each element with
+//                                probability P (a seeded mask, kept for the backward, 1 byte
+//                                an element) and scales the rest by 1/(1-P); a run is the identity
 //   block NAME(CARRY, ARG, ...) over AXIS     a layer written once: the lines up to "end"
 //     STATEMENTS, checkpoint lines            (statements and checkpoint lines only) are
 //   end                                       its body, applied once per layer of AXIS
@@ -40,7 +43,7 @@
 // brackets, "B S [D]"; eps is default_eps: 1e-5 for layer_norm as torch's, 1e-6 for
 // rms_norm; layer_norm(x, g, b, "B S [D]") and rms_norm(x, g, "B S [D]") add the affine
 // part, g and b over the bracketed dims, which the pattern does not name), get_at, add_at, cross_entropy (the indexed axis in brackets, "[V] D, B S -> B S D";
-// the indices an i64 or i32 tensor): the rows of the op registry (parser/ops.hpp);
+// the indices an i64 or i32 tensor), dropout (above): the rows of the op registry (parser/ops.hpp);
 // rearrange of several tensors concatenates ("B S1 D, B S2 D -> B (S1 + S2) D");
 // FUNCTION: the reduction or function name; AXIS=LEN defines an axis for the
 // whole program, as an axes line would.
