@@ -409,6 +409,13 @@ void add_program_cost(Cli& cli, CLI::App* program) {
                   "(default: l the block's layers, h=D s=S V=V a=H k=K f=F b=B)")
       ->type_name("VAR=AXIS")
       ->delimiter(',');
+  sub->add_option("--mesh", a.mesh,
+                  "Per device on a mesh: its named dimensions and sizes, 'dp=2@ib tp=4@nvlink' (with --shard)")
+      ->type_name("DIMS");
+  sub->add_option("--shard", a.shard,
+                  "The axes split over the mesh's dimensions, 'B:dp H:tp F:tp' (Mesh-TensorFlow's rule); "
+                  "the others replicated")
+      ->type_name("RULES");
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"

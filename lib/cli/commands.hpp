@@ -119,6 +119,8 @@ struct ProgramCostArgs {
   RecomputeArgs recompute;
   bool compare = false;                   // the published formulas beside the exact counts
   std::vector<std::string> compare_axes;  // VAR=AXIS[*AXIS...]: the formulas' variables
+  std::string mesh;                       // "dp=2@ib tp=4@nvlink": per device on this mesh
+  std::string shard;                      // "B:dp H:tp F:tp": the axes split over it
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);

@@ -2,6 +2,7 @@
 // axis environment) and costed for a training step, from the file and sizes alone.
 #include <optional>
 #include "einexpr/codegen/compare.hpp"
+#include "einexpr/codegen/mesh.hpp"
 #include <algorithm>
 #include <iostream>
 
@@ -64,12 +65,19 @@ int program_cost_command(const ProgramCostArgs& args) {
     }
     compared = compare(plan, c, o);
   }
+  std::optional<MeshCost> meshed;
+  if (!args.mesh.empty() || !args.shard.empty()) {
+    if (args.mesh.empty()) throw UsageError("--shard lays axes over a mesh: give it with --mesh ('dp=2 tp=4')");
+    meshed = shard(plan, c, parse_mesh(args.mesh, args.shard));
+  }
   if (args.json) {
-    write_program_cost_json(std::cout, plan, c, args.file, args.dtype, compared ? &*compared : nullptr);
+    write_program_cost_json(std::cout, plan, c, args.file, args.dtype, compared ? &*compared : nullptr,
+                            meshed ? &*meshed : nullptr);
     return 0;
   }
   std::cout << c.str();
   if (compared) std::cout << compared->str();
+  if (meshed) std::cout << to_string(*meshed);
   return 0;
 }
 

@@ -209,7 +209,7 @@ void write_estimate_json(JsonWriter& j, const SixNP& e) {
 }  // namespace
 
 void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const ProgramCost& c, const std::string& file,
-                             const std::string& dtype, const Comparisons* compare) {
+                             const std::string& dtype, const Comparisons* compare, const MeshCost* mesh) {
   JsonWriter j(os);
   j.begin_object().field("file", file).field("dtype", dtype);
   j.key("axes").begin_object();
@@ -270,6 +270,32 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
       for (const ComparisonPart& p : r.parts)
         j.begin_object().field("part", p.part).field("published", p.published).field("exact", p.exact).end_object();
       j.end_array().end_object();
+    }
+    j.end_array().end_object();
+  }
+  if (mesh) {  // per device on the mesh, and every collective
+    j.key("mesh").begin_object();
+    j.key("dims").begin_array();
+    for (const MeshDim& d : mesh->mesh.dims)
+      j.begin_object().field("name", d.name).field("size", d.size).field("link", d.link).end_object();
+    j.end_array();
+    j.key("shard").begin_object();
+    for (const auto& [axis, dim] : mesh->mesh.shard) j.field(axis, dim);
+    j.end_object();
+    j.field("devices", mesh->mesh.devices());
+    j.field("forward_flops", mesh->forward_flops).field("backward_flops", mesh->backward_flops);
+    j.field("optimizer_flops", mesh->optimizer_flops).field("params_bytes", mesh->params_bytes);
+    j.field("grads_bytes", mesh->grads_bytes).field("optimizer_bytes", mesh->optimizer_bytes);
+    j.field("activations_bytes", mesh->activations_bytes);
+    j.field("forward_bus_bytes", mesh->forward_bus_bytes).field("backward_bus_bytes", mesh->backward_bus_bytes);
+    j.key("collectives").begin_array();
+    for (const Collective& c : mesh->collectives) {
+      j.begin_object().field("tensor", c.tensor).field("phase", c.phase).field("kind", name(c.kind));
+      j.field("mesh_dim", c.mesh_dim).field("ranks", c.ranks).field("elements", c.elements).field("bytes", c.bytes);
+      j.field("bus_bytes", c.bus_bytes).field("why", c.why);
+      if (c.layer >= 0)
+        j.key("block").begin_object().field("call", c.call).field("layer", static_cast<std::int64_t>(c.layer)).end_object();
+      j.end_object();
     }
     j.end_array().end_object();
   }

@@ -3,6 +3,7 @@
 // tool prints it and the Python module returns it (einexpr.cost() and Program.cost() parse
 // the very same JSON).
 #include "einexpr/codegen/compare.hpp"
+#include "einexpr/codegen/mesh.hpp"
 #include <optional>
 #include <ostream>
 #include <string>
@@ -29,7 +30,8 @@ void write_cost_json(std::ostream& os, const CostReport& r, bool with_gradients)
 /// "<program>"; the dtype of tensors declared without one), the plan's axes and the cost.
 /// `compare`: --compare's formulas too ("compare"), where given.
 void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const ProgramCost& c, const std::string& file,
-                             const std::string& dtype, const Comparisons* compare = nullptr);
+                             const std::string& dtype, const Comparisons* compare = nullptr,
+                             const MeshCost* mesh = nullptr);
 
 /// `explain`: the plan, then each step's FLOPs and bytes.
 void write_explain(std::ostream& os, ExprSpec e, DType dtype);

@@ -230,6 +230,45 @@ TEST_CASE("program cost: matmul_flops is torch's profiler's count (with_flops) o
   }
 }
 
+TEST_CASE("program cost --mesh --shard: per device, every collective in the JSON and the text", "[program][block]") {
+  Sandbox box;
+  box.write_bytes("gpt2.ein", test::read_model("gpt2.ein"));
+  const std::vector<std::string> args = {"program", "cost", "gpt2.ein", "L=2", "B=4", "S=8", "T=8", "D=16", "H=4", "K=4",
+                                         "F=64", "V=32", "--dtype", "bf16", "--mesh", "dp=2@ib tp=2@nvlink", "--shard",
+                                         "B:dp H:tp F:tp"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const nlohmann::json j = json_of(box, json_args);
+  const nlohmann::json& m = j["mesh"];
+  CHECK(m["devices"] == 4);
+  CHECK(m["shard"]["H"] == "tp");
+  std::uint64_t tp_forward = 0, dp_backward = 0, bus = 0;
+  for (const nlohmann::json& c : m["collectives"]) {
+    if (c["phase"] == "forward" && c["mesh_dim"] == "tp") {
+      ++tp_forward;
+      CHECK(u64(c["elements"]) == 2 * 8 * 16);  // b·s·h on a device: b = 4 / dp
+      CHECK(u64(c["bus_bytes"]) == u64(c["bytes"]));  // 2(n−1)/n = 1 for n = 2
+    }
+    if (c["phase"] == "backward" && c["mesh_dim"] == "dp") dp_backward += u64(c["elements"]);
+    if (c["phase"] == "backward") bus += u64(c["bus_bytes"]);
+  }
+  CHECK(tp_forward == 4);  // two a layer
+  CHECK(bus == u64(m["backward_bus_bytes"]));
+  CHECK(dp_backward > 0);
+  CHECK(u64(m["params_bytes"]) < u64(j["memory"]["params_bytes"]));
+  const test::CliResult r = box.run(args);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("mesh dp=2@ib tp=2@nvlink; B:dp H:tp F:tp  (4 devices; per device)"));
+  CHECK_THAT(r.out, Catch::Contains("forward  all-reduce over tp (2)  hL[l].a0  256 elements, 512 B sent  sums over H (split over tp)  ×2"));
+  // a shard without a mesh, and a layout the program cannot take
+  std::vector<std::string> no_mesh = {"program", "cost", "gpt2.ein", "--shard", "B:dp"};
+  CHECK(box.run(no_mesh).status == 2);
+  const test::CliResult bad = box.run({"program", "cost", "gpt2.ein", "H=4", "--mesh", "tp=3", "--shard", "H:tp"});
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.err, Catch::Contains("axis H is 4, which does not split over tp=3"));
+}
+
 TEST_CASE("program cost --compare: the published formulas beside the exact counts, by cause", "[program][block]") {
   Sandbox box;
   box.write_bytes("gpt2.ein", test::read_model("gpt2.ein"));

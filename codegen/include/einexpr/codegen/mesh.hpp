@@ -1,0 +1,92 @@
+#pragma once
+// A program laid out over a device mesh by named axes (Mesh-TensorFlow's rule): the mesh's
+// named dimensions ("dp=2 tp=4"), and which axes are split over which of them ("B:dp H:tp
+// F:tp"). An axis laid out over a mesh dimension is split across it, in every tensor that has
+// it; every other axis is replicated. From that alone, and the plans the program already has:
+//
+//   per device  FLOPs: each statement's and gradient's FLOPs divided by the sizes of the mesh
+//               dimensions its axes are split over; memory: each tensor's bytes divided by
+//               the sizes of the mesh dimensions splitting it (params, gradients, optimizer
+//               state, the activations the backward keeps)
+//   collectives a contraction or a reduction (a sum, a scatter-add) over an axis split over
+//               dimension m leaves partial sums on each device of m: forward, the statement's
+//               result is all-reduced over m at once (reduce-scattered when the result is
+//               split over m itself); backward, a gradient whose contributions are partial
+//               over m is all-reduced once after they are added (Megatron's f and g:
+//               two all-reduces a layer forward, two backward; data parallelism's gradient
+//               all-reduce of every param). Bytes per device are nccl-tests' "bus" bytes:
+//               all-reduce 2(n−1)/n·S, reduce-scatter and all-gather (n−1)/n·S, S the
+//               tensor's bytes on one device before the collective.
+//
+// What this first cut does not do (a statement that needs it is an Error naming it and the
+// axis): a normalization, softmax, cross_entropy or get_at along a split axis (they need
+// their own collectives: statistics, vocabulary-parallel losses), a split axis that is not the
+// outermost of its composition, ZeRO, sequence parallelism's statement-level overrides, time
+// under an α-β model, and running on MPI.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "einexpr/codegen/cost.hpp"
+#include "einexpr/codegen/program_cost.hpp"
+#include "einexpr/codegen/program_plan.hpp"
+
+namespace einexpr {
+
+struct MeshDim {
+  std::string name;        // "dp"
+  std::int64_t size = 1;   // devices along it
+  std::string link;        // "nvlink", "ib", ... ("" if not given)
+};
+
+struct Mesh {
+  std::vector<MeshDim> dims;
+  std::vector<std::pair<std::string, std::string>> shard;  // axis -> the mesh dimension it is split over
+  std::int64_t devices() const noexcept;
+  /// "dp=2@ib tp=4@nvlink; B:dp H:tp F:tp"
+  std::string str() const;
+};
+
+/// "dp=2@ib tp=4@nvlink" and "B:dp H:tp F:tp". Error naming the part that is malformed, a
+/// mesh dimension given twice or of size < 1, an axis split twice or over an unknown dimension.
+Mesh parse_mesh(std::string_view dims, std::string_view shard);
+
+enum class CollectiveKind : unsigned char { all_reduce, reduce_scatter };
+const char* name(CollectiveKind kind) noexcept;
+
+struct Collective {
+  std::string tensor;      // the tensor (forward) or the gradient (backward) it completes
+  std::string phase;       // "forward" or "backward"
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::string mesh_dim;
+  std::int64_t ranks = 1;  // the mesh dimension's size
+  Count elements;          // of the tensor on one device, before the collective
+  Count bytes;             // those elements' bytes
+  Count bus_bytes;         // what each device sends: 2(n−1)/n·bytes (all-reduce), (n−1)/n·bytes
+  std::string why;         // "sums over H (split over tp)"
+  std::string call;        // in a block's layer: the call and the layer
+  int layer = -1;
+};
+
+struct MeshCost {
+  Mesh mesh;
+  Count forward_flops, backward_flops, optimizer_flops;  // per device
+  Count params_bytes, grads_bytes, optimizer_bytes, activations_bytes;  // per device
+  std::vector<Collective> collectives;                  // in program order, forward then backward
+  Count forward_bus_bytes, backward_bus_bytes;          // summed over `collectives`
+  std::vector<std::pair<std::string, Count>> kept;      // each kept activation's bytes per device
+};
+
+/// The program on the mesh: checks the layout (every split axis is an axis of the program,
+/// its length divisible by its mesh dimension's size; no tensor splits two of its axes over
+/// one dimension; a split axis inside a composition is its outermost), then costs it per
+/// device from `plan` and `cost` (the single-device cost of the same plan). Error naming the
+/// tensor, the axis and the sizes.
+MeshCost shard(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh);
+
+/// The per-device tables: FLOPs, memory and the collectives (a block's layers folded).
+std::string to_string(const MeshCost& m);
+
+}  // namespace einexpr

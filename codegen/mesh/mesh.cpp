@@ -1,0 +1,400 @@
+// shard(): a program on a device mesh, per device (mesh.hpp): the layout checked tensor by
+// tensor, each statement's and gradient's FLOPs divided by the mesh dimensions its axes are
+// split over, the sums over split axes turned into collectives.
+#include "einexpr/codegen/mesh.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "einexpr/runtime/error.hpp"
+#include "program/backward_plan.hpp"
+
+namespace einexpr {
+
+std::int64_t Mesh::devices() const noexcept {
+  std::int64_t n = 1;
+  for (const MeshDim& d : dims) n *= d.size;
+  return n;
+}
+
+std::string Mesh::str() const {
+  std::string s;
+  for (const MeshDim& d : dims) s += (s.empty() ? "" : " ") + d.name + "=" + std::to_string(d.size) + (d.link.empty() ? "" : "@" + d.link);
+  s += ";";
+  for (const auto& [axis, dim] : shard) s += " " + axis + ":" + dim;
+  return s;
+}
+
+const char* name(CollectiveKind kind) noexcept {
+  switch (kind) {
+    case CollectiveKind::all_reduce: return "all-reduce";
+    case CollectiveKind::reduce_scatter: return "reduce-scatter";
+  }
+  return "?";
+}
+
+namespace {
+
+std::vector<std::string> words(std::string_view text) {
+  std::vector<std::string> out;
+  std::string w;
+  for (const char c : text) {
+    if (c == ' ' || c == '\t' || c == ',') {
+      if (!w.empty()) out.push_back(std::move(w));
+      w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) out.push_back(std::move(w));
+  return out;
+}
+
+bool is_name(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+Mesh parse_mesh(std::string_view dims, std::string_view shard) {
+  Mesh m;
+  for (const std::string& w : words(dims)) {
+    const std::size_t eq = w.find('=');
+    const std::size_t at = w.find('@');
+    const std::string dim = w.substr(0, eq);
+    const std::string size = eq == std::string::npos ? "" : w.substr(eq + 1, at == std::string::npos ? std::string::npos : at - eq - 1);
+    if (eq == std::string::npos || !is_name(dim) || size.empty() ||
+        !std::all_of(size.begin(), size.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
+        size.size() > 9)
+      throw Error("mesh: '" + w + "' is not NAME=SIZE[@LINK] (e.g. 'dp=64@ib tp=8@nvlink')");
+    MeshDim d{dim, std::stoll(size), at == std::string::npos ? "" : w.substr(at + 1)};
+    if (d.size < 1) throw Error("mesh: dimension '" + dim + "' has size " + size + ": at least 1");
+    if (at != std::string::npos && !is_name(d.link)) throw Error("mesh: '" + w + "': the link after '@' is a name (nvlink, ib, ...)");
+    for (const MeshDim& e : m.dims)
+      if (e.name == dim) throw Error("mesh: dimension '" + dim + "' is given twice");
+    m.dims.push_back(std::move(d));
+  }
+  if (m.dims.empty()) throw Error("mesh: no dimension given (e.g. 'dp=64@ib tp=8@nvlink')");
+  for (const std::string& w : words(shard)) {
+    const std::size_t colon = w.find(':');
+    const std::string axis = w.substr(0, colon), dim = colon == std::string::npos ? "" : w.substr(colon + 1);
+    if (colon == std::string::npos || !is_name(axis) || !is_name(dim))
+      throw Error("shard: '" + w + "' is not AXIS:MESHDIM (e.g. 'B:dp H:tp F:tp')");
+    if (std::none_of(m.dims.begin(), m.dims.end(), [&](const MeshDim& d) { return d.name == dim; })) {
+      std::string known;
+      for (const MeshDim& d : m.dims) known += (known.empty() ? "" : ", ") + d.name;
+      throw Error("shard: '" + w + "' lays axis " + axis + " over '" + dim + "', which the mesh has not (its dimensions: " +
+                  known + ")");
+    }
+    for (const auto& [a, d] : m.shard)
+      if (a == axis) throw Error("shard: axis " + axis + " is laid out twice (over " + d + " and " + dim + ")");
+    m.shard.emplace_back(axis, dim);
+  }
+  return m;
+}
+
+namespace {
+
+using program_detail::BackwardPlan;
+
+/// a / d (d > 0), rounded down: a count on one device of d (exact where d divides it)
+Count per(const Count& a, std::int64_t d) { return Count::from_u128(a.raw() / static_cast<Count::u128>(d)); }
+
+class Sharder {
+ public:
+  Sharder(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh) : plan_(plan), cost_(cost), mesh_(mesh) {
+    for (const auto& [axis, dim] : mesh.shard)
+      for (const MeshDim& d : mesh.dims)
+        if (d.name == dim) split_[axis] = &d;
+  }
+  MeshCost run();
+
+ private:
+  /// The mesh dimension `axis` is split over, or null.
+  const MeshDim* over(const std::string& axis) const {
+    const auto it = split_.find(axis);
+    return it == split_.end() ? nullptr : it->second;
+  }
+  static std::vector<std::string> atoms(const std::string& dim) {
+    if (dim.empty() || dim.front() != '(') return {dim};
+    return words(dim.substr(1, dim.size() - 2));
+  }
+  void check_layout() const;
+  /// The product of the sizes of the mesh dimensions that split tensor `id`.
+  std::int64_t divisor(const ProgramTensor& t) const;
+  /// The mesh dimensions any of `axes` is split over.
+  std::set<const MeshDim*> dims_of(const std::set<std::string>& axes) const;
+  static std::int64_t product(const std::set<const MeshDim*>& dims) {
+    std::int64_t n = 1;
+    for (const MeshDim* d : dims) n *= d->size;
+    return n;
+  }
+  /// A plan's named axes, with the dims of the tensor it makes (a plan of '...' axes names none).
+  std::set<std::string> axes_of(const Plan& p, const ProgramTensor& made) const;
+  /// The axes a plan sums over (contractions, reductions, scatter-adds); Error for a step along
+  /// a split axis this cut has no collective for.
+  std::set<std::string> summed(const Plan& p, const std::string& what) const;
+  void add(Collective c, const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
+           const std::string& why, const std::string& label, const PlannedStatement& st);
+
+  const ProgramPlan& plan_;
+  const ProgramCost& cost_;
+  const Mesh& mesh_;
+  std::map<std::string, const MeshDim*> split_;
+  MeshCost out_;
+};
+
+void Sharder::check_layout() const {
+  std::set<std::string> named;
+  for (const auto& [axis, length] : plan_.axes) named.insert(axis);
+  for (const auto& [axis, dim] : mesh_.shard) {
+    const auto it = std::find_if(plan_.axes.begin(), plan_.axes.end(), [&](const auto& a) { return a.first == axis; });
+    if (it == plan_.axes.end()) throw Error("shard: the program has no axis " + axis + " (its axes: " + plan_.axes_text() + ")");
+    const MeshDim* d = over(axis);
+    if (it->second % d->size != 0)
+      throw Error("shard: axis " + axis + " is " + std::to_string(it->second) + ", which does not split over " + d->name +
+                  "=" + std::to_string(d->size) + " (" + std::to_string(it->second) + " % " + std::to_string(d->size) +
+                  " = " + std::to_string(it->second % d->size) + ")");
+  }
+  for (const ProgramTensor& t : plan_.tensors) {
+    std::map<const MeshDim*, std::string> by;
+    for (const std::string& dim : t.dims) {
+      const std::vector<std::string> a = atoms(dim);
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        const MeshDim* d = over(a[k]);
+        if (d == nullptr) continue;
+        if (k > 0)
+          throw Error("shard: '" + t.name + "' has " + a[k] + " inside " + dim + " after " + a[0] + ": an axis split over " +
+                      d->name + " is the outermost of its composition (a contiguous block on each device)");
+        if (const auto [it, fresh] = by.emplace(d, a[k]); !fresh)
+          throw Error("shard: '" + t.name + "' splits both " + it->second + " and " + a[k] + " over " + d->name +
+                      ": a tensor splits at most one of its axes over a mesh dimension");
+      }
+    }
+  }
+}
+
+std::int64_t Sharder::divisor(const ProgramTensor& t) const {
+  std::set<std::string> axes;
+  for (const std::string& dim : t.dims)
+    for (const std::string& a : atoms(dim)) axes.insert(a);
+  return product(dims_of(axes));
+}
+
+std::set<const MeshDim*> Sharder::dims_of(const std::set<std::string>& axes) const {
+  std::set<const MeshDim*> out;
+  for (const std::string& a : axes)
+    if (const MeshDim* d = over(a)) out.insert(d);
+  return out;
+}
+
+std::set<std::string> Sharder::axes_of(const Plan& p, const ProgramTensor& made) const {
+  std::set<std::string> out;
+  for (std::size_t i = 0; i < p.axes.size(); ++i)
+    if (p.axes[static_cast<AxisId>(i)].kind == AxisKind::named) out.insert(p.axes[static_cast<AxisId>(i)].name);
+  for (const std::string& dim : made.dims)
+    for (const std::string& a : atoms(dim)) out.insert(a);
+  return out;
+}
+
+std::set<std::string> Sharder::summed(const Plan& p, const std::string& what) const {
+  std::set<std::string> out;
+  auto names = [&](const DimAxes& dim, std::set<std::string>& into) {
+    for (AxisId id : dim)
+      if (p.axes[id].kind == AxisKind::named) into.insert(p.axes[id].name);
+  };
+  auto value_axes = [&](int v) {
+    std::set<std::string> s;
+    for (const DimAxes& d : p.value(v).dims) names(d, s);
+    return s;
+  };
+  auto unsupported = [&](const std::string& axis, const std::string& step) {
+    if (const MeshDim* d = over(axis))
+      throw Error("shard: " + what + " runs " + step + " along " + axis + ", which is split over " + d->name +
+                  ": not costed on a mesh yet (lay " + axis + " out replicated)");
+  };
+  for (const Step& step : p.steps) {
+    if (const auto* c = std::get_if<ContractStep>(&step)) {
+      for (AxisId id : c->summed)
+        if (p.axes[id].kind == AxisKind::named) out.insert(p.axes[id].name);
+    } else if (const auto* r = std::get_if<ReduceStep>(&step)) {
+      const Value& src = p.value(r->src);
+      for (int a : r->axes) names(src.dims.at(static_cast<std::size_t>(a)), out);
+    } else if (const auto* s = std::get_if<ScatterAddStep>(&step)) {
+      const std::set<std::string> table = value_axes(s->dst);
+      for (const std::string& a : value_axes(s->updates))
+        if (!table.count(a)) out.insert(a);
+    } else if (const auto* n = std::get_if<NormStep>(&step)) {
+      std::set<std::string> along;
+      for (int a : n->axes) names(p.value(n->dst).dims.at(static_cast<std::size_t>(a)), along);
+      for (const std::string& a : along) unsupported(a, std::string(name(n->kind)));
+    } else if (const auto* x = std::get_if<CrossEntropyStep>(&step)) {
+      std::set<std::string> classes;
+      names(p.value(x->srcs[x->backward ? 1 : 0]).dims.at(static_cast<std::size_t>(x->axis)), classes);
+      for (const std::string& a : classes) unsupported(a, "cross_entropy");
+    } else if (const auto* g = std::get_if<GatherStep>(&step)) {
+      const std::set<std::string> got = value_axes(g->dst);
+      for (const std::string& a : value_axes(0))
+        if (!got.count(a)) unsupported(a, "get_at");
+    }
+  }
+  return out;
+}
+
+void Sharder::add(Collective c, const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
+                  const std::string& why, const std::string& label, const PlannedStatement& st) {
+  const std::int64_t div = divisor(t);
+  const Count elements = per(Count::from_int64(checked_numel(t.shape)), div);
+  std::set<const MeshDim*> mine;
+  for (const std::string& dim : t.dims)
+    for (const std::string& a : atoms(dim))
+      if (const MeshDim* d = over(a)) mine.insert(d);
+  for (const MeshDim* d : partial) {
+    c.tensor = label;
+    c.phase = phase;
+    c.mesh_dim = d->name;
+    c.ranks = d->size;
+    c.kind = mine.count(d) ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    // a reduce-scatter's tensor is the result's shard gathered back whole along the dimension
+    c.elements = c.kind == CollectiveKind::reduce_scatter ? elements * Count::from_int64(d->size) : elements;
+    c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(t.dtype)));
+    const Count others = Count::from_int64(d->size - 1);
+    c.bus_bytes = per(c.kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, d->size);
+    c.why = why;
+    if (st.call >= 0) {
+      c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
+      c.layer = st.layer;
+    }
+    (phase == "forward" ? out_.forward_bus_bytes : out_.backward_bus_bytes) += c.bus_bytes;
+    out_.collectives.push_back(c);
+  }
+}
+
+MeshCost Sharder::run() {
+  out_.mesh = mesh_;
+  check_layout();
+  const BackwardPlan bwd = program_detail::plan_backward(plan_);
+  // forward: each statement's FLOPs over the dimensions its axes are split over; a sum over a
+  // split axis completed at once
+  for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
+    const PlannedStatement& st = plan_.statements[i];
+    const ProgramTensor& y = plan_.tensor(st.output);
+    const std::int64_t div = product(dims_of(axes_of(st.plan, y)));
+    out_.forward_flops += per(cost_.statements.at(i).forward.flops, div);
+    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'");
+    const std::set<const MeshDim*> partial = dims_of(sums);
+    std::string why;
+    for (const std::string& a : sums)
+      if (const MeshDim* d = over(a)) why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
+    add({}, y, partial, "forward", why, st.name, st);
+  }
+  // backward: each gradient's FLOPs likewise; a gradient whose contributions are partial is
+  // all-reduced once, after they are added
+  std::map<int, std::pair<std::set<const MeshDim*>, std::string>> partial_grads;  // tensor -> dims, why
+  std::map<int, const PlannedStatement*> last_reader;
+  for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
+    const PlannedStatement& st = plan_.statements[i];
+    if (!bwd.runs[i]) continue;
+    for (const program_detail::NeededGradient& g : bwd.gradients[i]) {
+      const ProgramTensor& x = plan_.tensor(g.tensor);
+      const std::int64_t div = product(dims_of(axes_of(g.gradient.plan, x)));
+      const std::size_t j = static_cast<std::size_t>(&g - bwd.gradients[i].data());
+      const StatementCost& sc = cost_.statements.at(i);
+      out_.backward_flops += per(j < sc.gradients.size() ? sc.gradients[j].cost.flops : cost(g.gradient.plan).flops, div);
+      const std::set<std::string> sums = summed(g.gradient.plan, "the gradient " + g.expression);
+      auto& [dims, why] = partial_grads[g.tensor];
+      for (const std::string& a : sums)
+        if (const MeshDim* d = over(a); d != nullptr && dims.insert(d).second)
+          why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
+      if (!last_reader.count(g.tensor)) last_reader[g.tensor] = &st;
+    }
+  }
+  // the gradients added together: (k - 1)·numel of a tensor read k times, on its shard
+  for (std::size_t id = 0; id < plan_.tensors.size(); ++id)
+    if (bwd.contributions[id] > 1) {
+      const ProgramTensor& t = plan_.tensors[id];
+      out_.backward_flops +=
+          per(Count::from_int64(checked_numel(t.shape)) * Count::from_int64(bwd.contributions[id] - 1), divisor(t));
+    }
+  for (auto it = partial_grads.rbegin(); it != partial_grads.rend(); ++it) {  // backward order
+    const ProgramTensor& x = plan_.tensor(it->first);
+    const PlannedStatement& st = *last_reader.at(it->first);
+    PlannedStatement where = st;
+    if (x.role == TensorRole::statement) where = plan_.statements.at(static_cast<std::size_t>(x.statement));
+    if (x.role == TensorRole::layer || x.role == TensorRole::param || x.role == TensorRole::input) {
+      where.call = st.call;
+      where.layer = st.layer;
+    }
+    add({}, x, it->second.first, "backward", it->second.second, "d" + x.name, where);
+  }
+  // params, their gradients and optimizer state, and the kept activations, per device
+  for (const ProgramTensor& t : plan_.tensors) {
+    if (t.role != TensorRole::param) continue;
+    const std::int64_t div = divisor(t);
+    const Count n = Count::from_int64(checked_numel(t.shape)), es = element_size(t.dtype);
+    out_.params_bytes += per(n * es, div);
+    out_.grads_bytes += per(n * es, div);
+    const int states = optimizer_states(cost_.optimizer) + (cost_.mixed_precision && element_size(t.dtype) < 4 ? 1 : 0);
+    out_.optimizer_bytes += per(n * Count(4u * static_cast<unsigned>(states)), div);
+    out_.optimizer_flops += per(n * optimizer_flops_per_element(cost_.optimizer), div);
+  }
+  for (const KeptActivation& k : cost_.memory.kept) {
+    const int id = plan_.tensor(k.tensor);
+    const Count b = id < 0 ? k.bytes : per(k.bytes, divisor(plan_.tensor(id)));
+    out_.activations_bytes += b;
+    out_.kept.emplace_back(k.tensor, b);
+  }
+  return out_;
+}
+
+std::string per_layer_name(const Collective& c) {
+  if (c.layer < 0) return c.tensor;
+  const std::string at = c.call + "[" + std::to_string(c.layer) + "]";
+  std::string s = c.tensor;
+  for (std::size_t p = s.find(at); p != std::string::npos; p = s.find(at, p + 1)) s.replace(p, at.size(), c.call + "[l]");
+  const std::string slice = "[" + std::to_string(c.layer) + "]";  // a stacked param's slice, "dw_q[3]"
+  if (s.size() > slice.size() && s.compare(s.size() - slice.size(), slice.size(), slice) == 0)
+    s.replace(s.size() - slice.size(), slice.size(), "[l]");
+  return s;
+}
+
+}  // namespace
+
+MeshCost shard(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh) {
+  return Sharder(plan, cost, mesh).run();
+}
+
+std::string to_string(const MeshCost& m) {
+  std::ostringstream os;
+  os << "mesh " << m.mesh.str() << "  (" << m.mesh.devices() << " devices; per device)\n";
+  os << "  forward     " << m.forward_flops.str() << " FLOP\n";
+  os << "  backward    " << m.backward_flops.str() << " FLOP\n";
+  os << "  optimizer   " << m.optimizer_flops.str() << " FLOP\n";
+  os << "  params      " << m.params_bytes.str() << " B\n";
+  os << "  gradients   " << m.grads_bytes.str() << " B\n";
+  os << "  optimizer   " << m.optimizer_bytes.str() << " B\n";
+  os << "  activations " << m.activations_bytes.str() << " B  kept for the backward\n";
+  os << "  collectives " << m.collectives.size() << ": forward " << m.forward_bus_bytes.str() << " B, backward "
+     << m.backward_bus_bytes.str() << " B sent per device (nccl-tests' bus bytes)\n";
+  // one row per collective of a layer's statement, with the layers it stands for
+  std::vector<std::pair<std::string, int>> rows;
+  std::map<std::string, std::size_t> at;
+  for (const Collective& c : m.collectives) {
+    std::ostringstream r;
+    r << "    " << c.phase << "  " << name(c.kind) << " over " << c.mesh_dim << " (" << c.ranks << ")  "
+      << per_layer_name(c) << "  " << c.elements.str() << (c.elements == Count(1) ? " element, " : " elements, ")
+      << c.bus_bytes.str() << " B sent  " << c.why;
+    const auto [it, fresh] = at.emplace(r.str(), rows.size());
+    if (fresh) rows.emplace_back(r.str(), 1);
+    else ++rows[it->second].second;
+  }
+  for (const auto& [row, count] : rows) os << row << (count > 1 ? "  ×" + std::to_string(count) : "") << "\n";
+  return os.str();
+}
+
+}  // namespace einexpr

@@ -1,0 +1,112 @@
+// A program on a device mesh (codegen/mesh.hpp), against the published formulas on gpt2.ein:
+// Megatron's tensor parallelism (Narayanan et al. 2021; Korthikanti et al. 2022) with H and F
+// split over tp: two all-reduces of b·s·h a layer forward and two backward, 2(t−1)/t of the
+// bytes sent each, and the activations sbh(10 + 24/t + 5as/(ht)) a layer; data parallelism's
+// gradient all-reduce, 2(n−1)/n·Ψ; and the layout's errors.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "einexpr/codegen/mesh.hpp"
+#include "einexpr/codegen/program_cost.hpp"
+#include "einexpr/codegen/program_plan.hpp"
+#include "einexpr/parser/program.hpp"
+#include "model_files.hpp"
+
+using namespace einexpr;
+
+namespace {
+
+struct Costed {
+  ProgramPlan plan;
+  ProgramCost cost;
+};
+
+// gpt2.ein at small sizes, in bf16 (the formulas' 2-byte activations, 1-byte masks)
+Costed gpt2(const AxisLengths& axes) {
+  const ast::Program p = parse_program(test::read_model("gpt2.ein"), "gpt2.ein");
+  ProgramOptions o{.axes = axes, .dtype = DType::bf16};
+  Costed c{plan_program(p, o), {}};
+  c.cost = cost(c.plan, {.device = "", .optimizer = Optimizer::adam, .mixed_precision = true});
+  return c;
+}
+
+const AxisLengths sizes = {{"L", 2}, {"B", 2}, {"S", 8}, {"T", 8}, {"D", 16}, {"H", 4}, {"K", 4}, {"F", 64}, {"V", 32}};
+
+}  // namespace
+
+TEST_CASE("mesh: Megatron's tensor parallelism, two all-reduces of b·s·h a layer each way") {
+  const Costed g = gpt2(sizes);
+  const std::uint64_t L = 2, b = 2, s = 8, h = 16, a = 4;
+  for (const std::int64_t t : {2, 4}) {
+    CAPTURE(t);
+    const MeshCost m = shard(g.plan, g.cost, parse_mesh("tp=" + std::to_string(t) + "@nvlink", "H:tp F:tp"));
+    std::map<std::string, int> count;
+    for (const Collective& c : m.collectives) {
+      CAPTURE(c.tensor, c.phase, c.why);
+      CHECK(c.kind == CollectiveKind::all_reduce);
+      CHECK(c.mesh_dim == "tp");
+      CHECK(c.elements == Count(b * s * h));
+      CHECK(c.bus_bytes == Count(2 * (t - 1) * b * s * h * 2 / t));  // 2(t−1)/t of b·s·h bf16 values
+      CHECK(c.layer >= 0);
+      ++count[c.phase];
+    }
+    CHECK(count["forward"] == static_cast<int>(2 * L));   // after attention's projection and the MLP's second product
+    CHECK(count["backward"] == static_cast<int>(2 * L));  // the gradients of ln1 (q, k, v summed first) and ln2
+    // activations: Korthikanti et al.'s sbh(10 + 24/t + 5as/(ht)) a layer, averaged over the block's layers
+    Count in_layers;
+    for (std::size_t i = 0; i < m.kept.size(); ++i)
+      if (g.cost.memory.kept[i].layer >= 0) in_layers += m.kept[i].second;
+    CHECK(in_layers.u64() == L * (s * b * h * 10 + s * b * h * 24 / t + 5 * a * s * s * b / t));
+    // the layers' matrices are split, their vectors and norms over D replicated
+    CHECK(m.params_bytes < g.cost.memory.params_bytes);
+    CHECK(m.forward_flops < g.cost.forward_flops);
+  }
+}
+
+TEST_CASE("mesh: data parallelism all-reduces every param's gradient once, 2(n−1)/n·Ψ") {
+  const Costed g = gpt2(sizes);
+  const MeshCost m = shard(g.plan, g.cost, parse_mesh("dp=2@ib", "B:dp"));
+  Count backward_elements;
+  int forward = 0;
+  for (const Collective& c : m.collectives) {
+    CAPTURE(c.tensor, c.why);
+    CHECK(c.mesh_dim == "dp");
+    if (c.phase == "backward") backward_elements += c.elements;
+    if (c.phase == "forward") {
+      ++forward;
+      CHECK(c.tensor == "loss");  // the mean over B: a 0-d all-reduce
+      CHECK(c.elements == Count(1));
+    }
+  }
+  CHECK(forward == 1);
+  CHECK(backward_elements == g.cost.params);                   // Ψ elements, each param once
+  CHECK(m.backward_bus_bytes == g.cost.params * Count(2));     // 2(n−1)/n·Ψ, n = 2, bf16
+  CHECK(m.params_bytes == g.cost.memory.params_bytes);         // replicated
+  CHECK(m.activations_bytes * Count(2) == g.cost.memory.activations_bytes);  // every kept tensor has B
+  CHECK(m.forward_flops * Count(2) == g.cost.forward_flops);
+}
+
+TEST_CASE("mesh: the layout's errors name the tensor, the axis and the sizes") {
+  const Costed g = gpt2(sizes);
+  auto fails = [&](const std::string& dims, const std::string& shard_text) {
+    try {
+      (void)shard(g.plan, g.cost, parse_mesh(dims, shard_text));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(fails("tp=3", "H:tp"), Catch::Contains("axis H is 4, which does not split over tp=3"));
+  CHECK_THAT(fails("tp=2", "Q:tp"), Catch::Contains("the program has no axis Q"));
+  CHECK_THAT(fails("tp=2", "K:tp"), Catch::Contains("has K inside (H K) after H"));
+  CHECK_THAT(fails("tp=2", "B:tp S:tp"), Catch::Contains("splits both B and S over tp"));
+  CHECK_THAT(fails("tp=2", "D:tp"), Catch::Contains("runs layer_norm along D, which is split over tp"));
+  CHECK_THROWS_WITH(parse_mesh("tp=0", ""), Catch::Contains("at least 1"));
+  CHECK_THROWS_WITH(parse_mesh("tp", ""), Catch::Contains("is not NAME=SIZE"));
+  CHECK_THROWS_WITH(parse_mesh("tp=2 tp=4", ""), Catch::Contains("given twice"));
+  CHECK_THROWS_WITH(parse_mesh("tp=2", "H:dp"), Catch::Contains("which the mesh has not"));
+  CHECK_THROWS_WITH(parse_mesh("tp=2", "H:tp H:tp"), Catch::Contains("laid out twice"));
+  CHECK(parse_mesh("dp=2@ib tp=4@nvlink", "B:dp H:tp").devices() == 8);
+}
