@@ -170,6 +170,21 @@ void check_program(const ast::Program& p, std::string_view text) {
         const ast::Item* def = ast::find_tensor(p, in.name);
         FUZZ_CHECK(def && def < &item, "tensor '" + in.name + "' is used but not defined before");
       }
+    } else if (const auto* m = std::get_if<ast::MeshDecl>(&item)) {
+      at(m->source, "mesh line");
+      FUZZ_CHECK(!m->dims.empty(), "a mesh line without dimensions");
+      for (const ast::MeshDimDef& d : m->dims) {
+        at(d.name, "mesh dimension");
+        if (!d.link.name.empty()) at(d.link, "mesh link");
+        FUZZ_CHECK(d.size >= 1, "a mesh dimension of size " + std::to_string(d.size));
+      }
+    } else if (const auto* sh = std::get_if<ast::ShardDecl>(&item)) {
+      at(sh->source, "shard line");
+      for (const ast::ShardRule& r : sh->rules) {
+        at(r.axis, "shard axis");
+        at(r.dim, "shard dimension");
+        FUZZ_CHECK(ast::find_axis(p, r.axis.name), "shard axis '" + r.axis.name + "' has no definition");
+      }
     } else {
       check_statement(p, std::get<ast::Statement>(item), at, [&](const std::string& name) {
         const ast::Item* def = ast::find_tensor(p, name);

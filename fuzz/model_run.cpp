@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "einexpr/codegen/mesh.hpp"
 #include "einexpr/einexpr.hpp"
 #include "fuzz_support.hpp"
 
@@ -34,6 +35,23 @@ void check_cost(const ProgramCost& c) {
 
 void train(const ast::Program& program, const ProgramOptions& options, const ProgramPlan& plan,
            const std::map<std::string, Tensor, std::less<>>& given, const ProgramRun& forward);
+
+// A program with a mesh line: per device no more than the whole, the collectives' bytes add up;
+// a layout the program cannot take is an Error (which plan_cost_run accepts).
+void check_mesh(const ast::Program& program, const ProgramPlan& plan, const ProgramCost& c) {
+  const std::optional<Mesh> mesh = program_mesh(program);
+  if (!mesh) return;
+  const MeshCost m = shard(plan, c, *mesh);
+  FUZZ_CHECK(m.forward_flops <= c.forward_flops, "a device does more forward FLOPs than the whole program");
+  FUZZ_CHECK(m.params_bytes <= c.memory.params_bytes, "a device holds more params than the program has");
+  FUZZ_CHECK(m.activations_bytes <= c.memory.activations_bytes, "a device keeps more than the whole program");
+  Count sum;
+  for (const Collective& col : m.collectives) {
+    FUZZ_CHECK(col.ranks > 1 || col.bus_bytes == Count(0), "a collective over one device sends bytes");
+    sum += col.bus_bytes;
+  }
+  FUZZ_CHECK(sum == m.forward_bus_bytes + m.backward_bus_bytes + m.optimizer_bus_bytes, "the collectives' bytes do not add up");
+}
 
 void run(const ast::Program& program, const ProgramOptions& options) {
   const CompiledProgram m(program, options);
@@ -125,7 +143,9 @@ void plan_cost_run(const ast::Program& program, std::string_view text,
     if (d->length > 8) options.axes.emplace_back(d->name.name, 1 + d->length % 8);
   try {
     const ProgramPlan plan = plan_program(program, options);
-    check_cost(cost(plan));
+    const ProgramCost c = cost(plan);
+    check_cost(c);
+    check_mesh(program, plan, c);
     run(program, options);
   } catch (const InternalError& e) {
     FUZZ_CHECK(false, std::string("InternalError: ") + e.what());

@@ -52,6 +52,10 @@ struct ProgramBuilder {
   std::optional<ast::PatternArg> pattern;
   std::optional<ast::StringArg> function;
   bool call = false;                    // the statement calls a block, not an op
+  std::vector<ast::MeshDimDef> mesh_dims;  // a mesh line's dimensions
+  ast::Identifier mesh_link;               // the dimension being read: its link
+  std::vector<ast::ShardRule> rules;       // a shard line's rules
+  ast::Identifier shard_axis;
 
   // ---- blocks ----
   std::optional<ast::BlockDecl> block;  // the block being read: its lines go into it
@@ -111,6 +115,8 @@ struct ProgramBuilder {
                " ...') to give each layer its own slice");
     if (std::holds_alternative<ast::AxesDecl>(item)) fail(at, "an axes line" + in + ": give the axes before the block");
     if (std::holds_alternative<ast::OutputDecl>(item)) fail(at, "an output line" + in + ": name the outputs outside it");
+    if (std::holds_alternative<ast::MeshDecl>(item) || std::holds_alternative<ast::ShardDecl>(item))
+      fail(at, "a mesh or shard line" + in + ": the layout is the whole program's, given outside the block");
     fail(at, "a block call" + in + ": blocks do not call blocks");
   }
 };
@@ -242,6 +248,71 @@ template <>
 struct action<checkpoint_name> {
   template <typename Input>
   static void apply(const Input& in, ProgramBuilder& b) { b.names.push_back(b.identifier(in)); }
+};
+
+template <>
+struct action<mesh_dim_name> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.axis = b.identifier(in);
+    b.mesh_link = {};
+  }
+};
+
+template <>
+struct action<mesh_size> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    const auto [end, ec] = std::from_chars(in.begin(), in.end(), b.length);
+    if (ec == std::errc::result_out_of_range || b.length > (std::int64_t{1} << 31))
+      b.fail(b.offset(in), "a mesh dimension of " + in.string() + " devices: at most 2147483648");
+    if (b.length == 0) b.fail(b.offset(in), "a mesh dimension's size is positive, not 0");
+  }
+};
+
+template <>
+struct action<mesh_link> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.mesh_link = b.identifier(in); }
+};
+
+template <>
+struct action<mesh_dim_def> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.mesh_dims.push_back({std::move(b.axis), b.length, std::move(b.mesh_link), b.source(in)});
+    b.mesh_link = {};
+  }
+};
+
+template <>
+struct action<mesh_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.add(ast::MeshDecl{std::move(b.mesh_dims), b.source(in)});
+    b.mesh_dims.clear();
+  }
+};
+
+template <>
+struct action<shard_axis> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.shard_axis = b.identifier(in); }
+};
+
+template <>
+struct action<shard_dim> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.rules.push_back({std::move(b.shard_axis), b.identifier(in)}); }
+};
+
+template <>
+struct action<shard_decl> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) {
+    b.add(ast::ShardDecl{std::move(b.rules), b.source(in)});
+    b.rules.clear();
+  }
 };
 
 template <>

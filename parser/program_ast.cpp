@@ -110,6 +110,19 @@ std::string text_of(const BlockDecl& b) {
   return s + "end";
 }
 
+std::string text_of(const MeshDecl& m) {
+  std::string s = "mesh";
+  for (const MeshDimDef& d : m.dims)
+    s += " " + d.name.name + "=" + std::to_string(d.size) + (d.link.name.empty() ? "" : "@" + d.link.name);
+  return s;
+}
+
+std::string text_of(const ShardDecl& d) {
+  std::string s = "shard";
+  for (const ShardRule& r : d.rules) s += " " + r.axis.name + ":" + r.dim.name;
+  return s;
+}
+
 std::string text_of(const BlockCall& c) {
   std::string s = c.name.name + " = " + c.block.name + "(";
   for (std::size_t i = 0; i < c.inputs.size(); ++i) s += (i ? ", " : "") + c.inputs[i].name;

@@ -78,6 +78,8 @@ class ProgramChecker {
   void check(const ast::Statement& s);
   void check(const ast::BlockDecl& b);
   void check(const ast::BlockCall& c);
+  void check(const ast::MeshDecl& m);
+  void check(const ast::ShardDecl& s);
   void tensor_count(const ast::Statement& s, const OpRow& row) const;
   void dropout(const ast::Statement& s) const;
   void function(const ast::Statement& s, const OpRow& row) const;
@@ -95,6 +97,8 @@ class ProgramChecker {
   std::unordered_map<std::string, Source> results_;  // every statement's results, where made
   std::unordered_map<std::string, const ast::BlockDecl*> blocks_;  // defined so far
   std::vector<Identifier> last_;  // the last top-level statement's results (or block call's)
+  const ast::MeshDecl* mesh_ = nullptr;            // the mesh line, once given
+  std::unordered_map<std::string, Source> split_;  // axes a shard line lays out, where
 };
 
 // Where every name is first defined, for "used before its definition" notes.
@@ -260,6 +264,32 @@ void ProgramChecker::check(const ast::BlockCall& c) {
   for (const Identifier& in : c.inputs) use(tensors_, in.name, in.source, &c.name.source);
   define(tensors_, c.name);
   last_ = {c.name};
+}
+
+// One mesh line; its dimensions named once.
+void ProgramChecker::check(const ast::MeshDecl& m) {
+  if (mesh_ != nullptr) fail(m.source, "a second mesh line: a program has one mesh", mesh_->source, "the first is here");
+  std::unordered_map<std::string, Source> seen;
+  for (const ast::MeshDimDef& d : m.dims)
+    if (const auto [it, fresh] = seen.emplace(d.name.name, d.name.source); !fresh)
+      fail(d.name.source, "mesh dimension " + quoted(d.name.name) + " is named twice", it->second, "first named here");
+  mesh_ = &m;
+}
+
+// Each rule lays out an axis defined above over a dimension of the mesh line above; an axis once.
+void ProgramChecker::check(const ast::ShardDecl& s) {
+  if (mesh_ == nullptr) fail(s.source, "a shard line without a mesh line above it: 'mesh dp=8 tp=8', then 'shard B:dp H:tp'");
+  for (const ast::ShardRule& r : s.rules) {
+    use(axes_, r.axis.name, r.axis.source);
+    if (std::none_of(mesh_->dims.begin(), mesh_->dims.end(), [&](const ast::MeshDimDef& d) { return d.name.name == r.dim.name; })) {
+      std::string known;
+      for (const ast::MeshDimDef& d : mesh_->dims) known += (known.empty() ? "" : ", ") + d.name.name;
+      fail(r.dim.source, "the mesh has no dimension " + quoted(r.dim.name) + " (its dimensions: " + known + ")",
+           mesh_->source, "the mesh is here");
+    }
+    if (const auto [it, fresh] = split_.emplace(r.axis.name, r.axis.source); !fresh)
+      fail(r.axis.source, "axis " + quoted(r.axis.name) + " is laid out twice", it->second, "first laid out here");
+  }
 }
 
 // The op's number of tensors, and one pattern operand per tensor.

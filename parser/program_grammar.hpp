@@ -23,6 +23,11 @@
 //                                                      opens a block: the lines up to "end"
 //                                                      are its body (statements, checkpoints)
 //   end_decl    = "end"                                closes it
+//   mesh_decl   = "mesh" sp mesh_dim { sp mesh_dim }   the device mesh: "mesh dp=64@ib tp=8@nvlink"
+//   mesh_dim    = name "=" length [ "@" name ]         a dimension, its size and its link
+//   shard_decl  = "shard" sp rule { sp rule }          "shard B:dp H:tp": axes split over the mesh
+//   rule        = name ":" name                        (mesh and shard are keywords only where a
+//                                                      name follows them: "mesh = ..." is a statement)
 //   statement   = name { sp "," sp name } sp "=" sp op sp "(" sp [ argument { sp "," sp argument } ] sp ")"
 //                                                      several names: a split's outputs
 //   op          = name                                 looked up in the op table, or a block
@@ -68,6 +73,8 @@ struct kw_checkpoint                                           // starts a check
 struct kw_block : word<'b', 'l', 'o', 'c', 'k'> {};           // opens a block
 struct kw_end : word<'e', 'n', 'd'> {};                        // closes it
 struct kw_over : word<'o', 'v', 'e', 'r'> {};                  // before a block's layer axis
+struct kw_mesh : word<'m', 'e', 's', 'h'> {};                  // starts a mesh line
+struct kw_shard : word<'s', 'h', 'a', 'r', 'd'> {};            // starts a shard line
 struct keyword                                                 // any of the seven
     : pegtl::sor<kw_axes, kw_input, kw_param, kw_output, kw_checkpoint, kw_block, kw_end> {};
 struct dtype                                                   // a dtype name
@@ -157,6 +164,25 @@ struct block_decl  // "block layer(x, mask) over L"
                  pegtl::must<kw_over>, sp, pegtl::must<block_axis>> {};
 struct end_decl : kw_end {};  // "end": closes the block
 
+// ---- the device mesh ------------------------------------------------------------------------
+struct mesh_dim_name : name {};                                   // "tp"
+struct mesh_equals : pegtl::one<'='> {};                          // in tp=8
+struct mesh_size : pegtl::plus<pegtl::digit> {};                  // its size
+struct mesh_size_token : pegtl::seq<mesh_size, pegtl::must<length_end>> {};
+struct mesh_at : pegtl::one<'@'> {};                              // before the link
+struct mesh_link : name {};                                       // "nvlink"
+struct mesh_dim_def  // "tp=8@nvlink"
+    : pegtl::seq<mesh_dim_name, pegtl::must<mesh_equals>, pegtl::must<mesh_size_token>,
+                 pegtl::opt<mesh_at, pegtl::must<mesh_link>>> {};
+struct mesh_decl  // "mesh dp=64@ib tp=8@nvlink"
+    : pegtl::seq<kw_mesh, sp, pegtl::at<name>, pegtl::must<mesh_dim_def>, pegtl::star<sp, mesh_dim_def>> {};
+struct shard_axis : name {};                                      // "H"
+struct shard_colon : pegtl::one<':'> {};                          // in H:tp
+struct shard_dim : name {};                                       // "tp"
+struct shard_rule : pegtl::seq<shard_axis, pegtl::must<shard_colon>, pegtl::must<shard_dim>> {};  // "H:tp"
+struct shard_decl  // "shard B:dp H:tp"
+    : pegtl::seq<kw_shard, sp, pegtl::at<name>, pegtl::must<shard_rule>, pegtl::star<sp, shard_rule>> {};
+
 // ---- statements ----------------------------------------------------------------------------
 struct length_arg  // "c=4" in a call
     : pegtl::seq<pegtl::at<name, sp, equals>, axis_def> {};
@@ -175,7 +201,7 @@ struct statement  // "h = einsum(x, w, \"b d, d e -> b e\")"; "q, k = rearrange(
 // ---- lines and the program -----------------------------------------------------------------
 struct item  // one declaration or statement
     : pegtl::sor<reject<keyword_as_name>, axes_decl, input_decl, param_decl, output_decl,
-                 checkpoint_decl, block_decl, end_decl, statement, reject<bad_line_start>> {};
+                 checkpoint_decl, block_decl, end_decl, mesh_decl, shard_decl, statement, reject<bad_line_start>> {};
 struct line  // one line, maybe blank, maybe a comment
     : pegtl::seq<sp, pegtl::opt<item>, sp, pegtl::opt<comment>, pegtl::must<line_end>> {};
 struct program : pegtl::seq<line, pegtl::star<newline, line>, pegtl::eof> {};  // the file

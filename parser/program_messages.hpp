@@ -57,6 +57,20 @@ template <> inline constexpr const char* error_message<model::block_param> =
     "expected a parameter name: 'block layer(x, mask) over L'";
 template <> inline constexpr const char* error_message<model::block_close> =
     "expected ',' or ')' after the parameter: 'block layer(x, mask) over L'";
+template <> inline constexpr const char* error_message<model::mesh_dim_def> =
+    "expected NAME=SIZE after 'mesh': 'mesh dp=64@ib tp=8@nvlink'";
+template <> inline constexpr const char* error_message<model::mesh_equals> =
+    "expected '=' after the mesh dimension's name: NAME=SIZE, 'tp=8'";
+template <> inline constexpr const char* error_message<model::mesh_size_token> =
+    "expected the mesh dimension's size, a positive integer: NAME=SIZE, 'tp=8'";
+template <> inline constexpr const char* error_message<model::mesh_link> =
+    "expected the link's name after '@': 'tp=8@nvlink', 'dp=64@ib'";
+template <> inline constexpr const char* error_message<model::shard_rule> =
+    "expected AXIS:MESHDIM after 'shard': 'shard B:dp H:tp'";
+template <> inline constexpr const char* error_message<model::shard_colon> =
+    "expected ':' after the axis: AXIS:MESHDIM, 'H:tp'";
+template <> inline constexpr const char* error_message<model::shard_dim> =
+    "expected the mesh dimension after ':': AXIS:MESHDIM, 'H:tp'";
 template <> inline constexpr const char* error_message<model::kw_over> =
     "expected 'over' and the layer axis after the parameters: 'block layer(x) over L'";
 template <> inline constexpr const char* error_message<model::block_axis> =

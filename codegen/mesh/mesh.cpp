@@ -26,6 +26,7 @@ std::string Mesh::str() const {
   for (const MeshDim& d : dims) s += (s.empty() ? "" : " ") + d.name + "=" + std::to_string(d.size) + (d.link.empty() ? "" : "@" + d.link);
   s += ";";
   for (const auto& [axis, dim] : shard) s += " " + axis + ":" + dim;
+  if (zero > 0) s += "; ZeRO-" + std::to_string(zero);
   return s;
 }
 
@@ -33,6 +34,7 @@ const char* name(CollectiveKind kind) noexcept {
   switch (kind) {
     case CollectiveKind::all_reduce: return "all-reduce";
     case CollectiveKind::reduce_scatter: return "reduce-scatter";
+    case CollectiveKind::all_gather: return "all-gather";
   }
   return "?";
 }
@@ -61,8 +63,10 @@ bool is_name(const std::string& s) {
 
 }  // namespace
 
-Mesh parse_mesh(std::string_view dims, std::string_view shard) {
+Mesh parse_mesh(std::string_view dims, std::string_view shard, int zero) {
   Mesh m;
+  if (zero < 0 || zero > 3) throw Error("ZeRO's stage is 0, 1, 2 or 3, not " + std::to_string(zero));
+  m.zero = zero;
   for (const std::string& w : words(dims)) {
     const std::size_t eq = w.find('=');
     const std::size_t at = w.find('@');
@@ -96,6 +100,27 @@ Mesh parse_mesh(std::string_view dims, std::string_view shard) {
     m.shard.emplace_back(axis, dim);
   }
   return m;
+}
+
+std::optional<Mesh> program_mesh(const ast::Program& program, std::string_view dims, std::string_view shard, int zero) {
+  std::string file_dims, file_shard;
+  bool has_mesh = false;
+  for (const ast::Item& item : program.items) {
+    if (const auto* m = std::get_if<ast::MeshDecl>(&item)) {
+      has_mesh = true;
+      for (const ast::MeshDimDef& d : m->dims)
+        file_dims += " " + d.name.name + "=" + std::to_string(d.size) + (d.link.name.empty() ? "" : "@" + d.link.name);
+    }
+    if (const auto* s = std::get_if<ast::ShardDecl>(&item))
+      for (const ast::ShardRule& r : s->rules) file_shard += " " + r.axis.name + ":" + r.dim.name;
+  }
+  if (!has_mesh && dims.empty()) {
+    if (!shard.empty() || zero != 0)
+      throw Error("a shard layout or ZeRO needs a mesh: give one with --mesh ('dp=8 tp=8') or a 'mesh' line");
+    return std::nullopt;
+  }
+  return parse_mesh(dims.empty() ? std::string_view(file_dims) : dims, shard.empty() ? std::string_view(file_shard) : shard,
+                    zero);
 }
 
 namespace {
@@ -141,6 +166,16 @@ class Sharder {
   std::set<std::string> summed(const Plan& p, const std::string& what) const;
   void add(Collective c, const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
            const std::string& why, const std::string& label, const PlannedStatement& st);
+  /// A collective of a param's (or its gradient's) whole shard over mesh dimension `d`: ZeRO's.
+  void add_param(CollectiveKind kind, const ProgramTensor& t, const MeshDim& d, const std::string& phase,
+                 const std::string& label, const std::string& why, const PlannedStatement& st);
+  /// The param a tensor is (itself, or the stack a layer slice is of), or -1.
+  int param_of(int id) const {
+    const ProgramTensor& t = plan_.tensor(id);
+    if (t.role == TensorRole::param) return id;
+    if (t.role == TensorRole::layer && plan_.tensor(t.stacked).role == TensorRole::param) return t.stacked;
+    return -1;
+  }
 
   const ProgramPlan& plan_;
   const ProgramCost& cost_;
@@ -275,6 +310,28 @@ void Sharder::add(Collective c, const ProgramTensor& t, const std::set<const Mes
   }
 }
 
+void Sharder::add_param(CollectiveKind kind, const ProgramTensor& t, const MeshDim& d, const std::string& phase,
+                        const std::string& label, const std::string& why, const PlannedStatement& st) {
+  Collective c;
+  c.tensor = label;
+  c.phase = phase;
+  c.kind = kind;
+  c.mesh_dim = d.name;
+  c.ranks = d.size;
+  c.elements = per(Count::from_int64(checked_numel(t.shape)), divisor(t));  // the whole shard: gathered, or scattered
+  c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(t.dtype)));
+  const Count others = Count::from_int64(d.size - 1);
+  c.bus_bytes = per(kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, d.size);
+  c.why = why;
+  if (st.call >= 0) {
+    c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
+    c.layer = st.layer;
+  }
+  (phase == "forward" ? out_.forward_bus_bytes : phase == "backward" ? out_.backward_bus_bytes : out_.optimizer_bus_bytes) +=
+      c.bus_bytes;
+  out_.collectives.push_back(c);
+}
+
 MeshCost Sharder::run() {
   out_.mesh = mesh_;
   check_layout();
@@ -296,7 +353,7 @@ MeshCost Sharder::run() {
   // backward: each gradient's FLOPs likewise; a gradient whose contributions are partial is
   // all-reduced once, after they are added
   std::map<int, std::pair<std::set<const MeshDim*>, std::string>> partial_grads;  // tensor -> dims, why
-  std::map<int, const PlannedStatement*> last_reader;
+  std::map<int, const PlannedStatement*> last_reader;  // the first statement whose backward reads it
   for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
     const PlannedStatement& st = plan_.statements[i];
     if (!bwd.runs[i]) continue;
@@ -321,6 +378,8 @@ MeshCost Sharder::run() {
       out_.backward_flops +=
           per(Count::from_int64(checked_numel(t.shape)) * Count::from_int64(bwd.contributions[id] - 1), divisor(t));
     }
+  std::map<int, std::set<const MeshDim*>> data_parallel;  // a param -> the dimensions its gradient is summed over
+  std::vector<std::pair<int, const PlannedStatement*>> zero_params;  // (tensor, where), for ZeRO's gathers
   for (auto it = partial_grads.rbegin(); it != partial_grads.rend(); ++it) {  // backward order
     const ProgramTensor& x = plan_.tensor(it->first);
     const PlannedStatement& st = *last_reader.at(it->first);
@@ -330,18 +389,43 @@ MeshCost Sharder::run() {
       where.call = st.call;
       where.layer = st.layer;
     }
-    add({}, x, it->second.first, "backward", it->second.second, "d" + x.name, where);
+    const int param = param_of(it->first);
+    if (param >= 0) data_parallel[param].insert(it->second.first.begin(), it->second.first.end());
+    if (param < 0 || mesh_.zero == 0) {
+      add({}, x, it->second.first, "backward", it->second.second, "d" + x.name, where);
+      continue;
+    }
+    // ZeRO: each rank keeps its part of the gradient (a reduce-scatter), updates its part of the
+    // param, and the params are gathered back whole (stages 1, 2) or where they are read (3)
+    if (mesh_.zero == 3) zero_params.emplace_back(it->first, last_reader.at(it->first));
+    for (const MeshDim* d : it->second.first) {
+      add_param(CollectiveKind::reduce_scatter, x, *d, "backward", "d" + x.name, it->second.second, where);
+      if (mesh_.zero < 3)
+        add_param(CollectiveKind::all_gather, x, *d, "optimizer", x.name,
+                  "ZeRO-" + std::to_string(mesh_.zero) + ": the updated parts gathered", where);
+      else
+        add_param(CollectiveKind::all_gather, x, *d, "backward", x.name, "ZeRO-3: gathered for the backward", where);
+    }
+  }
+  for (auto it = zero_params.rbegin(); it != zero_params.rend(); ++it) {  // forward order
+    const ProgramTensor& x = plan_.tensor(it->first);
+    for (const MeshDim* d : data_parallel[param_of(it->first)])
+      add_param(CollectiveKind::all_gather, x, *d, "forward", x.name, "ZeRO-3: gathered for the forward", *it->second);
   }
   // params, their gradients and optimizer state, and the kept activations, per device
-  for (const ProgramTensor& t : plan_.tensors) {
+  for (std::size_t id = 0; id < plan_.tensors.size(); ++id) {
+    const ProgramTensor& t = plan_.tensors[id];
     if (t.role != TensorRole::param) continue;
     const std::int64_t div = divisor(t);
+    std::int64_t n_dp = 1;  // ZeRO partitions over the data-parallel dimensions
+    if (const auto it = data_parallel.find(static_cast<int>(id)); it != data_parallel.end()) n_dp = product(it->second);
+    auto part = [&](int stage) { return mesh_.zero >= stage ? div * n_dp : div; };
     const Count n = Count::from_int64(checked_numel(t.shape)), es = element_size(t.dtype);
-    out_.params_bytes += per(n * es, div);
-    out_.grads_bytes += per(n * es, div);
+    out_.params_bytes += per(n * es, part(3));
+    out_.grads_bytes += per(n * es, part(2));
     const int states = optimizer_states(cost_.optimizer) + (cost_.mixed_precision && element_size(t.dtype) < 4 ? 1 : 0);
-    out_.optimizer_bytes += per(n * Count(4u * static_cast<unsigned>(states)), div);
-    out_.optimizer_flops += per(n * optimizer_flops_per_element(cost_.optimizer), div);
+    out_.optimizer_bytes += per(n * Count(4u * static_cast<unsigned>(states)), part(1));
+    out_.optimizer_flops += per(n * optimizer_flops_per_element(cost_.optimizer), part(1));
   }
   for (const KeptActivation& k : cost_.memory.kept) {
     const int id = plan_.tensor(k.tensor);
@@ -380,7 +464,8 @@ std::string to_string(const MeshCost& m) {
   os << "  optimizer   " << m.optimizer_bytes.str() << " B\n";
   os << "  activations " << m.activations_bytes.str() << " B  kept for the backward\n";
   os << "  collectives " << m.collectives.size() << ": forward " << m.forward_bus_bytes.str() << " B, backward "
-     << m.backward_bus_bytes.str() << " B sent per device (nccl-tests' bus bytes)\n";
+     << m.backward_bus_bytes.str() << " B, optimizer " << m.optimizer_bus_bytes.str()
+     << " B sent per device (nccl-tests' bus bytes)\n";
   // one row per collective of a layer's statement, with the layers it stands for
   std::vector<std::pair<std::string, int>> rows;
   std::map<std::string, std::size_t> at;

@@ -101,6 +101,11 @@ MODELS = [
     "axes B=4 D=3 E=5\ninput x: B D\nparam w: D E\nh = einsum(x, w, \"B D, D E -> B E\")\nd = dropout(h, 0.25)\n"
     "e = dropout(d, 0)\nq = map(e, \"B E -> B E\", \"square\")\nloss = reduce(q, \"B E ->\", \"mean\")\n",
     MODEL_PRELUDE + 'd = dropout(x, 1)\ne = dropout(x)\nf = dropout(x, w)\ng = dropout(x, 0.5, "B D, -> B D")\n',
+    # a mesh and a layout: data and tensor parallelism over named axes, and their faults
+    "axes B=4 D=3 E=4\nmesh dp=2@ib tp=2@nvlink\nshard B:dp E:tp\ninput x: B D\nparam w: D E\nparam v: E D\n"
+    "h = einsum(x, w, \"B D, D E -> B E\")\ng = map(h, \"B E -> B E\", \"gelu\")\nz = einsum(g, v, \"B E, E D -> B D\")\n"
+    "loss = reduce(z, \"B D ->\", \"mean\")\n",
+    "axes B=4 D=3\nmesh dp=2 dp=3\nshard B:tp Q:dp\nmesh tp=0\ninput x: B D\nh = map(x, \"B D -> B D\", \"exp\")\n",
 ]
 
 

@@ -410,12 +410,18 @@ void add_program_cost(Cli& cli, CLI::App* program) {
       ->type_name("VAR=AXIS")
       ->delimiter(',');
   sub->add_option("--mesh", a.mesh,
-                  "Per device on a mesh: its named dimensions and sizes, 'dp=2@ib tp=4@nvlink' (with --shard)")
+                  "Per device on a mesh: its named dimensions and sizes, 'dp=2@ib tp=4@nvlink' (with --shard; "
+                  "replaces the file's mesh line)")
       ->type_name("DIMS");
   sub->add_option("--shard", a.shard,
-                  "The axes split over the mesh's dimensions, 'B:dp H:tp F:tp' (Mesh-TensorFlow's rule); "
-                  "the others replicated")
+                  "The axes split over the mesh's dimensions, 'B:dp H:tp F:tp' (Mesh-TensorFlow's rule; replaces "
+                  "the file's shard line); the others replicated")
       ->type_name("RULES");
+  sub->add_option("--zero", a.zero,
+                  "ZeRO's stage (0..3) on the mesh: the optimizer state (1), the gradients (2), the params (3) "
+                  "partitioned over the data-parallel dimensions")
+      ->type_name("S")
+      ->check(CLI::Range(0, 3));
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"

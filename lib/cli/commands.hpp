@@ -121,6 +121,7 @@ struct ProgramCostArgs {
   std::vector<std::string> compare_axes;  // VAR=AXIS[*AXIS...]: the formulas' variables
   std::string mesh;                       // "dp=2@ib tp=4@nvlink": per device on this mesh
   std::string shard;                      // "B:dp H:tp F:tp": the axes split over it
+  int zero = 0;                           // ZeRO's stage over the data-parallel dimensions
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);

@@ -66,10 +66,7 @@ int program_cost_command(const ProgramCostArgs& args) {
     compared = compare(plan, c, o);
   }
   std::optional<MeshCost> meshed;
-  if (!args.mesh.empty() || !args.shard.empty()) {
-    if (args.mesh.empty()) throw UsageError("--shard lays axes over a mesh: give it with --mesh ('dp=2 tp=4')");
-    meshed = shard(plan, c, parse_mesh(args.mesh, args.shard));
-  }
+  if (const std::optional<Mesh> mesh = program_mesh(program, args.mesh, args.shard, args.zero)) meshed = shard(plan, c, *mesh);
   if (args.json) {
     write_program_cost_json(std::cout, plan, c, args.file, args.dtype, compared ? &*compared : nullptr,
                             meshed ? &*meshed : nullptr);

@@ -282,12 +282,13 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
     j.key("shard").begin_object();
     for (const auto& [axis, dim] : mesh->mesh.shard) j.field(axis, dim);
     j.end_object();
-    j.field("devices", mesh->mesh.devices());
+    j.field("devices", mesh->mesh.devices()).field("zero", static_cast<std::int64_t>(mesh->mesh.zero));
     j.field("forward_flops", mesh->forward_flops).field("backward_flops", mesh->backward_flops);
     j.field("optimizer_flops", mesh->optimizer_flops).field("params_bytes", mesh->params_bytes);
     j.field("grads_bytes", mesh->grads_bytes).field("optimizer_bytes", mesh->optimizer_bytes);
     j.field("activations_bytes", mesh->activations_bytes);
     j.field("forward_bus_bytes", mesh->forward_bus_bytes).field("backward_bus_bytes", mesh->backward_bus_bytes);
+    j.field("optimizer_bus_bytes", mesh->optimizer_bus_bytes);
     j.key("collectives").begin_array();
     for (const Collective& c : mesh->collectives) {
       j.begin_object().field("tensor", c.tensor).field("phase", c.phase).field("kind", name(c.kind));

@@ -262,8 +262,24 @@ TEST_CASE("program cost --mesh --shard: per device, every collective in the JSON
   CHECK_THAT(r.out, Catch::Contains("mesh dp=2@ib tp=2@nvlink; B:dp H:tp F:tp  (4 devices; per device)"));
   CHECK_THAT(r.out, Catch::Contains("forward  all-reduce over tp (2)  hL[l].a0  256 elements, 512 B sent  sums over H (split over tp)  ×2"));
   // a shard without a mesh, and a layout the program cannot take
-  std::vector<std::string> no_mesh = {"program", "cost", "gpt2.ein", "--shard", "B:dp"};
-  CHECK(box.run(no_mesh).status == 2);
+  const test::CliResult no_mesh = box.run({"program", "cost", "gpt2.ein", "--shard", "B:dp"});
+  CHECK(no_mesh.status == 1);
+  CHECK_THAT(no_mesh.err, Catch::Contains("needs a mesh"));
+  // the file's own mesh and shard lines, and the command line's in their place
+  std::string text = test::read_model("gpt2.ein");
+  const std::size_t axes_end = text.find('\n', text.find("\naxes ") + 1);
+  text.insert(axes_end + 1, "mesh dp=2@ib tp=2@nvlink\nshard B:dp H:tp F:tp\n");
+  box.write_bytes("meshed.ein", text);
+  std::vector<std::string> from_file = args;
+  from_file[2] = "meshed.ein";
+  from_file.resize(from_file.size() - 4);  // without --mesh and --shard
+  from_file.push_back("--json");
+  CHECK(json_of(box, from_file)["mesh"] == m);
+  std::vector<std::string> replaced = from_file;
+  replaced.insert(replaced.end() - 1, {"--shard", "B:dp"});
+  const nlohmann::json only_dp = json_of(box, replaced)["mesh"];
+  CHECK(only_dp["shard"].size() == 1);
+  CHECK(only_dp["devices"] == 4);
   const test::CliResult bad = box.run({"program", "cost", "gpt2.ein", "H=4", "--mesh", "tp=3", "--shard", "H:tp"});
   CHECK(bad.status == 1);
   CHECK_THAT(bad.err, Catch::Contains("axis H is 4, which does not split over tp=3"));

@@ -110,3 +110,29 @@ TEST_CASE("mesh: the layout's errors name the tensor, the axis and the sizes") {
   CHECK_THROWS_WITH(parse_mesh("tp=2", "H:tp H:tp"), Catch::Contains("laid out twice"));
   CHECK(parse_mesh("dp=2@ib tp=4@nvlink", "B:dp H:tp").devices() == 8);
 }
+
+TEST_CASE("mesh: ZeRO's stages, per device (2+2+K)Ψ, 4Ψ + KΨ/N, 2Ψ + (2+K)Ψ/N, (2+2+K)Ψ/N, and 3Ψ moved at stage 3") {
+  // the ZeRO paper's example (Rajbhandari et al. 2020, Figure 1): Ψ = 7.5 B params, N = 64, mixed-precision
+  // Adam (K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.9 GB a device
+  const ast::Program p = parse_program("axes N=64 A=75000 E=100000\ninput x: N A\nparam w: A E\n"
+                                       "y = einsum(x, w, \"N A, A E -> N\")\nloss = reduce(y, \"N ->\", \"sum\")\n",
+                                       "zero.ein");
+  const ProgramPlan plan = plan_program(p, {.dtype = DType::bf16});
+  const ProgramCost c = cost(plan, {.device = "", .optimizer = Optimizer::adam, .mixed_precision = true});
+  REQUIRE(c.params == Count(7500000000ULL));
+  const std::uint64_t want[] = {120000000000ULL, 31406250000ULL, 16640625000ULL, 1875000000ULL};
+  Count moved[4];
+  for (int stage = 0; stage < 4; ++stage) {
+    CAPTURE(stage);
+    const MeshCost m = shard(plan, c, parse_mesh("dp=64@ib", "N:dp", stage));
+    CHECK((m.params_bytes + m.grads_bytes + m.optimizer_bytes).u64() == want[stage]);
+    for (const Collective& col : m.collectives)
+      if (col.tensor != "loss") moved[stage] += col.bus_bytes;
+  }
+  // 2(N−1)/N·2Ψ bytes at stages 0 to 2 (an all-reduce, or a reduce-scatter and an all-gather), 3(N−1)/N·2Ψ at 3
+  CHECK(moved[0] == Count(2u * 63u * 15000000000ULL / 64u));
+  CHECK(moved[1] == moved[0]);
+  CHECK(moved[2] == moved[0]);
+  CHECK(moved[3] == Count(3u * 63u * 15000000000ULL / 64u));
+  CHECK_THROWS_WITH(parse_mesh("dp=2", "", 4), Catch::Contains("0, 1, 2 or 3"));
+}

@@ -82,6 +82,21 @@ inline void strip(ast::BlockCall& c) {
   for (ast::Identifier& i : c.inputs) strip(i);
   strip(c.source);
 }
+inline void strip(ast::MeshDecl& m) {
+  for (ast::MeshDimDef& d : m.dims) {
+    strip(d.name);
+    strip(d.link);
+    strip(d.source);
+  }
+  strip(m.source);
+}
+inline void strip(ast::ShardDecl& s) {
+  for (ast::ShardRule& r : s.rules) {
+    strip(r.axis);
+    strip(r.dim);
+  }
+  strip(s.source);
+}
 inline void strip(ast::Program& p) {
   p.file.clear();
   p.text.clear();

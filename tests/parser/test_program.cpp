@@ -369,3 +369,28 @@ TEST_CASE("program: a block and its calls, as the AST holds them and as canonica
         "h1 = layer(x, s)\nh2 = layer(h1, s)\nloss = reduce(h2, \"B D ->\", \"sum\")\n");
   check_round_trip(p);
 }
+
+TEST_CASE("program: mesh and shard lines as the AST holds them and as canonical text, and 'mesh' still names a tensor",
+          "[program]") {
+  const std::string text =
+      "axes B=8 D=4\nmesh  dp=4@ib tp=2\nshard B:dp\tD:tp\ninput x: B D\nmesh = map(x, \"B D -> B D\", \"exp\")\n"
+      "shard = map(mesh, \"B D -> B D\", \"exp\")\n";
+  const ast::Program p = parse_program(text, "mesh.ein");
+  const auto* m = std::get_if<ast::MeshDecl>(&p.items.at(1));
+  REQUIRE(m != nullptr);
+  REQUIRE(m->dims.size() == 2);
+  CHECK(m->dims[0].name.name == "dp");
+  CHECK(m->dims[0].size == 4);
+  CHECK(m->dims[0].link.name == "ib");
+  CHECK(m->dims[1].link.name.empty());
+  CHECK(m->dims[1].name.source.column == 15);
+  const auto* s = std::get_if<ast::ShardDecl>(&p.items.at(2));
+  REQUIRE(s != nullptr);
+  REQUIRE(s->rules.size() == 2);
+  CHECK(s->rules[1].axis.name == "D");
+  CHECK(s->rules[1].dim.name == "tp");
+  CHECK(std::holds_alternative<ast::Statement>(p.items.at(4)));  // "mesh = ..." is a statement
+  const std::string canonical = ast::to_string(p);
+  CHECK(canonical.find("mesh dp=4@ib tp=2\nshard B:dp D:tp\n") != std::string::npos);
+  CHECK(ast::to_string(parse_program(canonical, "again.ein")) == canonical);
+}

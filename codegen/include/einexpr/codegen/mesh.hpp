@@ -17,13 +17,21 @@
 //               all-reduce of every param). Bytes per device are nccl-tests' "bus" bytes:
 //               all-reduce 2(n−1)/n·S, reduce-scatter and all-gather (n−1)/n·S, S the
 //               tensor's bytes on one device before the collective.
+//   ZeRO        Mesh::zero = 1, 2 or 3 (Rajbhandari et al. 2020) partitions, over the data-
+//               parallel dimensions of each param (those its gradient is all-reduced over), the
+//               optimizer state (1), then the gradients (2), then the params (3): per device
+//               (2+2+K)Ψ, 4Ψ + KΨ/N, 2Ψ + (2+K)Ψ/N, (2+2+K)Ψ/N with mixed-precision Adam (K = 12).
+//               Stages 1 and 2 reduce-scatter each gradient and all-gather the updated params
+//               (2Ψ moved, as the all-reduce); stage 3 all-gathers the params forward and again
+//               backward and reduce-scatters the gradients (3Ψ).
 //
 // What this first cut does not do (a statement that needs it is an Error naming it and the
 // axis): a normalization, softmax, cross_entropy or get_at along a split axis (they need
 // their own collectives: statistics, vocabulary-parallel losses), a split axis that is not the
-// outermost of its composition, ZeRO, sequence parallelism's statement-level overrides, time
-// under an α-β model, and running on MPI.
+// outermost of its composition, sequence parallelism's statement-level overrides, time under
+// an α-β model, and running on MPI.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +40,7 @@
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/codegen/program_cost.hpp"
 #include "einexpr/codegen/program_plan.hpp"
+#include "einexpr/parser/program_ast.hpp"
 
 namespace einexpr {
 
@@ -44,21 +53,28 @@ struct MeshDim {
 struct Mesh {
   std::vector<MeshDim> dims;
   std::vector<std::pair<std::string, std::string>> shard;  // axis -> the mesh dimension it is split over
+  int zero = 0;            // ZeRO's stage, 0..3
   std::int64_t devices() const noexcept;
   /// "dp=2@ib tp=4@nvlink; B:dp H:tp F:tp"
   std::string str() const;
 };
 
-/// "dp=2@ib tp=4@nvlink" and "B:dp H:tp F:tp". Error naming the part that is malformed, a
-/// mesh dimension given twice or of size < 1, an axis split twice or over an unknown dimension.
-Mesh parse_mesh(std::string_view dims, std::string_view shard);
+/// "dp=2@ib tp=4@nvlink" and "B:dp H:tp F:tp" (and ZeRO's stage). Error naming the part that is
+/// malformed, a mesh dimension given twice or of size < 1, an axis split twice or over an
+/// unknown dimension, a stage outside 0..3.
+Mesh parse_mesh(std::string_view dims, std::string_view shard, int zero = 0);
+/// The program's own mesh and shard lines ("mesh dp=8@ib tp=8@nvlink", "shard B:dp H:tp"), if
+/// it has a mesh line; `dims` and `shard` (the command line's), where not empty, replace them.
+/// Nothing given and no mesh line: nullopt.
+std::optional<Mesh> program_mesh(const ast::Program& program, std::string_view dims = {}, std::string_view shard = {},
+                                 int zero = 0);
 
-enum class CollectiveKind : unsigned char { all_reduce, reduce_scatter };
+enum class CollectiveKind : unsigned char { all_reduce, reduce_scatter, all_gather };
 const char* name(CollectiveKind kind) noexcept;
 
 struct Collective {
   std::string tensor;      // the tensor (forward) or the gradient (backward) it completes
-  std::string phase;       // "forward" or "backward"
+  std::string phase;       // "forward", "backward" or "optimizer"
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::string mesh_dim;
   std::int64_t ranks = 1;  // the mesh dimension's size
@@ -75,7 +91,7 @@ struct MeshCost {
   Count forward_flops, backward_flops, optimizer_flops;  // per device
   Count params_bytes, grads_bytes, optimizer_bytes, activations_bytes;  // per device
   std::vector<Collective> collectives;                  // in program order, forward then backward
-  Count forward_bus_bytes, backward_bus_bytes;          // summed over `collectives`
+  Count forward_bus_bytes, backward_bus_bytes, optimizer_bus_bytes;  // summed over `collectives`
   std::vector<std::pair<std::string, Count>> kept;      // each kept activation's bytes per device
 };
 

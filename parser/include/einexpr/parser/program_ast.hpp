@@ -145,7 +145,34 @@ struct BlockCall {  // "h = layer(h0, mask)": the block over its axis, layer 0 f
   friend bool operator==(const BlockCall&, const BlockCall&) = default;
 };
 
-using Item = std::variant<AxesDecl, TensorDecl, OutputDecl, CheckpointDecl, Statement, BlockDecl, BlockCall>;
+struct MeshDimDef {  // "tp=8@nvlink"
+  Identifier name;
+  std::int64_t size = 1;
+  Identifier link;          // empty name when none is given
+  Source source;
+  friend bool operator==(const MeshDimDef&, const MeshDimDef&) = default;
+};
+
+struct MeshDecl {  // "mesh dp=64@ib tp=8@nvlink": the devices the program is laid out over
+  std::vector<MeshDimDef> dims;  // at least one
+  Source source;
+  friend bool operator==(const MeshDecl&, const MeshDecl&) = default;
+};
+
+struct ShardRule {  // "H:tp": axis H split over mesh dimension tp
+  Identifier axis;
+  Identifier dim;
+  friend bool operator==(const ShardRule&, const ShardRule&) = default;
+};
+
+struct ShardDecl {  // "shard B:dp H:tp F:tp"
+  std::vector<ShardRule> rules;  // at least one
+  Source source;
+  friend bool operator==(const ShardDecl&, const ShardDecl&) = default;
+};
+
+using Item = std::variant<AxesDecl, TensorDecl, OutputDecl, CheckpointDecl, Statement, BlockDecl, BlockCall, MeshDecl,
+                          ShardDecl>;
 
 struct Program {
   std::string file;                  // the file name for messages ("" if none was given)
