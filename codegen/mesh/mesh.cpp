@@ -164,7 +164,7 @@ class Sharder {
   /// The axes a plan sums over (contractions, reductions, scatter-adds); Error for a step along
   /// a split axis this cut has no collective for.
   std::set<std::string> summed(const Plan& p, const std::string& what) const;
-  void add(Collective c, const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
+  void add(const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
            const std::string& why, const std::string& label, const PlannedStatement& st);
   /// A collective of a param's (or its gradient's) whole shard over mesh dimension `d`: ZeRO's.
   void add_param(CollectiveKind kind, const ProgramTensor& t, const MeshDim& d, const std::string& phase,
@@ -185,8 +185,6 @@ class Sharder {
 };
 
 void Sharder::check_layout() const {
-  std::set<std::string> named;
-  for (const auto& [axis, length] : plan_.axes) named.insert(axis);
   for (const auto& [axis, dim] : mesh_.shard) {
     const auto it = std::find_if(plan_.axes.begin(), plan_.axes.end(), [&](const auto& a) { return a.first == axis; });
     if (it == plan_.axes.end()) throw Error("shard: the program has no axis " + axis + " (its axes: " + plan_.axes_text() + ")");
@@ -281,7 +279,7 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what) co
   return out;
 }
 
-void Sharder::add(Collective c, const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
+void Sharder::add(const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
                   const std::string& why, const std::string& label, const PlannedStatement& st) {
   const std::int64_t div = divisor(t);
   const Count elements = per(Count::from_int64(checked_numel(t.shape)), div);
@@ -290,6 +288,7 @@ void Sharder::add(Collective c, const ProgramTensor& t, const std::set<const Mes
     for (const std::string& a : atoms(dim))
       if (const MeshDim* d = over(a)) mine.insert(d);
   for (const MeshDim* d : partial) {
+    Collective c;
     c.tensor = label;
     c.phase = phase;
     c.mesh_dim = d->name;
@@ -348,12 +347,12 @@ MeshCost Sharder::run() {
     std::string why;
     for (const std::string& a : sums)
       if (const MeshDim* d = over(a)) why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
-    add({}, y, partial, "forward", why, st.name, st);
+    add(y, partial, "forward", why, st.name, st);
   }
   // backward: each gradient's FLOPs likewise; a gradient whose contributions are partial is
   // all-reduced once, after they are added
   std::map<int, std::pair<std::set<const MeshDim*>, std::string>> partial_grads;  // tensor -> dims, why
-  std::map<int, const PlannedStatement*> last_reader;  // the first statement whose backward reads it
+  std::map<int, const PlannedStatement*> first_reader;  // the first statement whose backward reads it
   for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
     const PlannedStatement& st = plan_.statements[i];
     if (!bwd.runs[i]) continue;
@@ -368,7 +367,7 @@ MeshCost Sharder::run() {
       for (const std::string& a : sums)
         if (const MeshDim* d = over(a); d != nullptr && dims.insert(d).second)
           why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
-      if (!last_reader.count(g.tensor)) last_reader[g.tensor] = &st;
+      if (!first_reader.count(g.tensor)) first_reader[g.tensor] = &st;
     }
   }
   // the gradients added together: (k - 1)·numel of a tensor read k times, on its shard
@@ -382,22 +381,19 @@ MeshCost Sharder::run() {
   std::vector<std::pair<int, const PlannedStatement*>> zero_params;  // (tensor, where), for ZeRO's gathers
   for (auto it = partial_grads.rbegin(); it != partial_grads.rend(); ++it) {  // backward order
     const ProgramTensor& x = plan_.tensor(it->first);
-    const PlannedStatement& st = *last_reader.at(it->first);
-    PlannedStatement where = st;
-    if (x.role == TensorRole::statement) where = plan_.statements.at(static_cast<std::size_t>(x.statement));
-    if (x.role == TensorRole::layer || x.role == TensorRole::param || x.role == TensorRole::input) {
-      where.call = st.call;
-      where.layer = st.layer;
-    }
+    // placed at the statement that makes it, or (a param, a layer's slice) the first that reads it
+    const PlannedStatement& where = x.role == TensorRole::statement
+                                        ? plan_.statements.at(static_cast<std::size_t>(x.statement))
+                                        : *first_reader.at(it->first);
     const int param = param_of(it->first);
     if (param >= 0) data_parallel[param].insert(it->second.first.begin(), it->second.first.end());
     if (param < 0 || mesh_.zero == 0) {
-      add({}, x, it->second.first, "backward", it->second.second, "d" + x.name, where);
+      add(x, it->second.first, "backward", it->second.second, "d" + x.name, where);
       continue;
     }
     // ZeRO: each rank keeps its part of the gradient (a reduce-scatter), updates its part of the
     // param, and the params are gathered back whole (stages 1, 2) or where they are read (3)
-    if (mesh_.zero == 3) zero_params.emplace_back(it->first, last_reader.at(it->first));
+    if (mesh_.zero == 3) zero_params.emplace_back(it->first, first_reader.at(it->first));
     for (const MeshDim* d : it->second.first) {
       add_param(CollectiveKind::reduce_scatter, x, *d, "backward", "d" + x.name, it->second.second, where);
       if (mesh_.zero < 3)

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "../lib/data/profiler_flops_values.hpp"
 #include "cli_run.hpp"
 #include "model_files.hpp"
@@ -280,6 +282,22 @@ TEST_CASE("program cost --mesh --shard: per device, every collective in the JSON
   const nlohmann::json only_dp = json_of(box, replaced)["mesh"];
   CHECK(only_dp["shard"].size() == 1);
   CHECK(only_dp["devices"] == 4);
+  // ZeRO-3 over dp: params split over dp as well, gathered forward and backward, gradients scattered
+  std::vector<std::string> zero3 = json_args;
+  zero3.insert(zero3.end() - 1, {"--zero", "3"});
+  const nlohmann::json z = json_of(box, zero3)["mesh"];
+  CHECK(z["zero"] == 3);
+  CHECK(u64(z["params_bytes"]) < u64(m["params_bytes"]));
+  std::map<std::string, int> kinds;
+  for (const nlohmann::json& c : z["collectives"])
+    if (c["mesh_dim"] == "dp") ++kinds[c["phase"].get<std::string>() + " " + c["kind"].get<std::string>()];
+  CHECK(kinds["forward all-gather"] > 0);
+  CHECK(kinds["backward all-gather"] == kinds["forward all-gather"]);
+  CHECK(kinds["backward reduce-scatter"] == kinds["forward all-gather"]);
+  CHECK(kinds["backward all-reduce"] == 0);
+  std::vector<std::string> zero4 = args;
+  zero4.insert(zero4.end(), {"--zero", "4"});
+  CHECK(box.run(zero4).status == 2);
   const test::CliResult bad = box.run({"program", "cost", "gpt2.ein", "H=4", "--mesh", "tp=3", "--shard", "H:tp"});
   CHECK(bad.status == 1);
   CHECK_THAT(bad.err, Catch::Contains("axis H is 4, which does not split over tp=3"));

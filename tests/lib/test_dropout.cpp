@@ -301,6 +301,13 @@ loss = reduce(s, "B D ->", "sum")
       CHECK(p.tensor(id).dropout == k++);
     }
   CHECK(p.blocks.at(0).per_layer == 5);  // the einsum, two masks, two dropouts
+  // an integer tensor has nothing to scale: the statement's fault
+  try {
+    (void)plan_program(parse_program("axes B=2\ninput t: B i64\nd = dropout(t, 0.5)\n", "int.ein"), {});
+    FAIL("no error");
+  } catch (const ProgramError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("int.ein:3:13: 't' is i64: dropout scales what it keeps, so it needs a float tensor"));
+  }
   ProgramOptions inference;
   inference.training = false;
   CHECK(plan_program(parse_program(text, "layers.ein"), inference).blocks.at(0).per_layer == 3);

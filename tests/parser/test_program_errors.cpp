@@ -165,6 +165,9 @@ const std::vector<Row> rows = {
     {"axes B=2 D=3\nmesh dp=2\nshard B:dp B:dp", 3, 12, "axis 'B' is laid out twice", "shard B:dp B:dp", 3, 7,
      "first laid out here", "shard B:dp B:dp"},
     {"axes B=2 D=3\nmesh dp=2\nshard B", 3, 8, "expected ':' after the axis: AXIS:MESHDIM, 'H:tp'", "shard B"},
+    {"axes L=2 B=2\ninput x: B\nblock f(h) over L\n  mesh dp=2\n  y = map(h, \"B -> B\", \"exp\")\nend", 4, 3,
+     "a mesh or shard line inside block 'f' (its body holds statements and checkpoint lines): the layout is the whole "
+     "program's, given outside the block", "  mesh dp=2"},
     // dropout: a tensor and a probability, no pattern
     {P + "h = dropout(x, 1.5)", 3, 16,
      "dropout's probability 1.5 is outside [0, 1): it is the chance that an element is zeroed", "h = dropout(x, 1.5)"},
