@@ -5,7 +5,11 @@ include(CMakePackageConfigHelpers)
 
 set(EINEXPR_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/einexpr)
 
-install(TARGETS einexpr_runtime einexpr_parser einexpr_codegen einexpr einexpr_cli
+set(einexpr_installed einexpr_runtime einexpr_parser einexpr_codegen einexpr einexpr_cli)
+if(EINEXPR_WITH_MPI)
+  list(APPEND einexpr_installed einexpr_mpi)  # einexpr::mpi, mesh_run.hpp
+endif()
+install(TARGETS ${einexpr_installed}
   EXPORT einexpr-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

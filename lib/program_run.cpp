@@ -14,6 +14,7 @@
 #include "einexpr/program.hpp"
 #include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/storage.hpp"
+#include "einexpr/step_hooks.hpp"
 #include "program_bind.hpp"
 
 namespace einexpr {
@@ -145,7 +146,7 @@ std::int64_t CompiledProgram::peak_bytes_predicted() const noexcept { return imp
 std::int64_t CompiledProgram::arena_bytes() const noexcept { return impl_->arena; }
 std::int64_t CompiledProgram::unshared_bytes() const noexcept { return impl_->unshared; }
 
-ProgramRun CompiledProgram::run(const std::map<std::string, Tensor, std::less<>>& inputs) const {
+ProgramRun CompiledProgram::run(const std::map<std::string, Tensor, std::less<>>& inputs, StepHooks* hooks) const {
   const Impl& m = *impl_;
   const std::map<int, Tensor> bound = m.bind_inputs(inputs);
   reset_storage_peak(m.device);
@@ -178,6 +179,13 @@ ProgramRun CompiledProgram::run(const std::map<std::string, Tensor, std::less<>>
       ws.buffers.push_back(base[static_cast<std::size_t>(st.buffers[j])]);
     for (const std::int64_t offset : m.staging_offset[s]) ws.buffers.push_back(arena->data() + offset);
     for (const Kernel& k : p.kernels) k.run(ws);
+    if (hooks != nullptr) {
+      const ProgramTensor& y = m.plan.tensor(st.output);
+      Layout layout = y.layout;
+      layout.offset = 0;
+      hooks->statement_done(static_cast<int>(s), at(base[static_cast<std::size_t>(y.buffer)], y.layout.offset, y.dtype), layout,
+                            y.dtype);
+    }
   }
   synchronize(m.device);
 

@@ -20,6 +20,7 @@
 #include "einexpr/runtime/parallel.hpp"
 #include "einexpr/runtime/storage.hpp"
 #include "einexpr/runtime/strided.hpp"
+#include "einexpr/step_hooks.hpp"
 #include "program_bind.hpp"
 
 namespace einexpr {
@@ -118,6 +119,10 @@ struct Trainer::Impl {
   std::int64_t micro_length = 0;                // the batch axis's length in one micro-batch
   std::vector<Tensor> accumulated;              // micro-batches: per param_ids entry, its gradient summed
                                                 // over the micro-batches (f32 for bf16 / f16 params)
+  std::shared_ptr<StepHooks> hooks;             // a step on a mesh: its collectives (else null)
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> ranges;  // per param_ids entry: the
+                                                // elements updated here, its state theirs in order
+  std::vector<int> last_event;                  // per tensor: the backward event completing its gradient (-1)
 
   void check_program();
   void lower_all();
@@ -259,6 +264,7 @@ std::byte* Trainer::Impl::tensor_ptr(int id, const std::map<int, Tensor>& bound)
 }
 
 void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
+  if (hooks) hooks->begin_forward();
   for (std::size_t s = 0; s < plan.statements.size(); ++s) {
     const PlannedStatement& st = plan.statements[s];
     Workspace ws{{}, Device::cpu()};
@@ -267,6 +273,12 @@ void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
       ws.buffers.push_back(buffer_base(training.forward_buffer[static_cast<std::size_t>(st.buffers[j])]));
     for (const std::int64_t o : forward_staging[s]) ws.buffers.push_back(arena->data() + o);
     for (const Kernel& k : forward[s].kernels) k.run(ws);
+    if (hooks) {
+      const ProgramTensor& y = plan.tensor(st.output);
+      Layout layout = y.layout;
+      layout.offset = 0;
+      hooks->statement_done(static_cast<int>(s), tensor_ptr(st.output, bound), layout, y.dtype);
+    }
   }
 }
 
@@ -279,6 +291,8 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
     for (std::int64_t i = 0; i < checked_numel(plan.tensor(o).shape); ++i)
       store_from_double(seed, p + i * static_cast<std::int64_t>(element_size(d)), d);
   }
+  if (hooks) hooks->begin_backward();
+  std::vector<bool> reached(plan.statements.size(), false);  // a statement's gradients begun
   // a forward tensor in the buffer `b` the timeline gives it (-1: the input's or param's own)
   auto source = [&](int tensor, int b) {
     if (b < 0) return tensor_ptr(tensor, bound);
@@ -297,6 +311,14 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
       for (const Kernel& k : forward[static_cast<std::size_t>(rc.statement)].kernels) k.run(ws);
     }
     const PlannedStatement& st = plan.statements[static_cast<std::size_t>(g.statement)];
+    if (hooks && !reached[static_cast<std::size_t>(g.statement)]) {
+      reached[static_cast<std::size_t>(g.statement)] = true;
+      const ProgramTensor& y = plan.tensor(st.output);
+      Layout layout = training.gradient_layout[static_cast<std::size_t>(st.output)];
+      std::byte* p = grad_ptr(st.output);
+      layout.offset = 0;
+      hooks->output_gradient(g.statement, p, layout, y.dtype);
+    }
     Workspace ws{{}, Device::cpu()};
     for (std::size_t k = 0; k < g.source_tensors.size(); ++k)
       ws.buffers.push_back(g.source_tensors[k] >= 0 ? source(g.source_tensors[k], g.source_buffers[k]) : grad_ptr(st.output));
@@ -321,6 +343,11 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
           add_into(grad_base, grad_layout, src, out.layout, t.dtype);
         break;
       }
+    }
+    if (hooks && last_event[static_cast<std::size_t>(g.tensor)] == static_cast<int>(e)) {
+      Layout layout = grad_layout;
+      layout.offset = 0;
+      hooks->gradient_done(g.tensor, grad_ptr(g.tensor), layout, t.dtype);
     }
   }
 }
@@ -352,7 +379,6 @@ void Trainer::Impl::update() {
   for (std::size_t i = 0; i < param_ids.size(); ++i) {
     const ProgramTensor& pt = plan.tensor(param_ids[i]);
     Tensor& w = params.find(pt.name)->second;
-    const std::int64_t n = w.numel();
     const bool mixed = narrow(pt.dtype);
     const DType math = mixed ? DType::f32 : pt.dtype;
     visit_float(math, [&](auto zero) {
@@ -381,7 +407,9 @@ void Trainer::Impl::update() {
         if (mixed)
           for (std::int64_t j = b; j < e; ++j) narrow_out[j] = f32_to_narrow(static_cast<float>(p[j]), gd);
       };
-      parallel_for(n, pieces_for(n, 1 << 14), [&](std::int64_t, std::int64_t b, std::int64_t e) {
+      std::int64_t shift = 0;  // param element j has its state at j - shift (ZeRO: the ranges' states in turn)
+      auto one_range = [&](std::int64_t, std::int64_t b, std::int64_t e) {
+        const std::int64_t sh = shift;
         switch (kind) {
           case Optimizer::sgd:
             for (std::int64_t j = b; j < e; ++j) {
@@ -392,8 +420,8 @@ void Trainer::Impl::update() {
           case Optimizer::momentum:
             for (std::int64_t j = b; j < e; ++j) {
               const T grad = wd != T(0) ? grad_at(j) + wd * p[j] : grad_at(j);
-              s0[j] = first ? grad : mu * s0[j] + grad;
-              p[j] = p[j] - lr * s0[j];
+              s0[j - sh] = first ? grad : mu * s0[j - sh] + grad;
+              p[j] = p[j] - lr * s0[j - sh];
             }
             break;
           case Optimizer::adam:
@@ -403,16 +431,25 @@ void Trainer::Impl::update() {
               T grad = grad_at(j);
               if (decoupled) p[j] = p[j] * decay;
               else if (wd != T(0)) grad = grad + wd * p[j];
-              s0[j] = s0[j] + w1 * (grad - s0[j]);           // lerp_(g, 1 - β1)
-              s1[j] = s1[j] * b2 + w2 * grad * grad;         // mul_(β2).addcmul_(g, g, 1 - β2)
-              p[j] = p[j] + neg_step * s0[j] / (std::sqrt(s1[j]) / bc2_sqrt + eps);  // addcdiv_
+              s0[j - sh] = s0[j - sh] + w1 * (grad - s0[j - sh]);  // lerp_(g, 1 - β1)
+              s1[j - sh] = s1[j - sh] * b2 + w2 * grad * grad;     // mul_(β2).addcmul_(g, g, 1 - β2)
+              p[j] = p[j] + neg_step * s0[j - sh] / (std::sqrt(s1[j - sh]) / bc2_sqrt + eps);  // addcdiv_
             }
             break;
           }
         }
         round_out(b, e);
-      });
+      };
+      std::int64_t held = 0;
+      for (const auto& [r0, r1] : ranges[i]) {
+        shift = r0 - held;
+        const std::int64_t len = r1 - r0;
+        parallel_for(len, pieces_for(len, 1 << 14),
+                     [&](std::int64_t piece, std::int64_t b, std::int64_t e) { one_range(piece, r0 + b, r0 + e); });
+        held += len;
+      }
     });
+    if (hooks) hooks->param_updated(param_ids[i], static_cast<std::byte*>(w.data_ptr()), pt.dtype);
   }
   ++steps;
 }
@@ -423,7 +460,7 @@ Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 
 Trainer compile_training(const ast::Program& program, const ProgramOptions& options, const OptimizerOptions& optimizer,
-                         const TensorMap& params) {
+                         const TensorMap& params, std::shared_ptr<StepHooks> hooks) {
   if (!(optimizer.lr >= 0)) throw Error("the learning rate must be >= 0, got " + std::to_string(optimizer.lr));
   if (!(optimizer.weight_decay >= 0)) throw Error("the weight decay must be >= 0, got " + std::to_string(optimizer.weight_decay));
   if (!(optimizer.momentum >= 0)) throw Error("the momentum must be >= 0, got " + std::to_string(optimizer.momentum));
@@ -432,6 +469,7 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   if (!(optimizer.eps > 0)) throw Error("eps must be > 0, got " + std::to_string(optimizer.eps));
   auto m = std::make_unique<Trainer::Impl>();
   m->opt = optimizer;
+  m->hooks = std::move(hooks);
   ProgramOptions o = options;
   for (const auto& [name, t] : params) {
     const bool listed = std::any_of(o.given.begin(), o.given.end(), [&](const GivenTensor& g) { return g.name == name; });
@@ -485,8 +523,17 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
                    "program train: the gradient of '" + t.name + "' is not contiguous");
     m->param_ids.push_back(static_cast<int>(id));
     const bool mixed = narrow(t.dtype);
+    const std::int64_t numel = checked_numel(t.shape);
+    m->ranges.push_back(m->hooks ? m->hooks->update_ranges(static_cast<int>(id), numel)
+                                 : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, numel}});
+    std::int64_t held = 0;
+    for (const auto& [b, e] : m->ranges.back()) {
+      EINEXPR_ASSERT(0 <= b && b <= e && e <= numel, "program train: an update range outside '" + t.name + "'");
+      held += e - b;
+    }
+    const Shape state_shape = held == numel ? t.shape : Shape{held};  // ZeRO: this device's part
     std::vector<Tensor> s;
-    for (int k = 0; k < optimizer_states(optimizer.kind); ++k) s.push_back(Tensor::zeros(t.shape, mixed ? DType::f32 : t.dtype));
+    for (int k = 0; k < optimizer_states(optimizer.kind); ++k) s.push_back(Tensor::zeros(state_shape, mixed ? DType::f32 : t.dtype));
     for (const Tensor& x : s) m->state_bytes += x.nbytes();
     m->state.push_back(std::move(s));
     m->master.push_back(mixed ? m->params.at(t.name).to(DType::f32) : Tensor());
@@ -497,6 +544,9 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
     }
   }
   m->choose_and_place();
+  m->last_event.assign(m->plan.tensors.size(), -1);
+  for (std::size_t e = 0; e < m->training.backward.size(); ++e)
+    m->last_event[static_cast<std::size_t>(m->training.backward[e].tensor)] = static_cast<int>(e);
   return Trainer(std::move(m));
 }
 
@@ -526,8 +576,9 @@ double Trainer::step(const TensorMap& inputs) {
     for (const auto& [id, t] : m.constants) {
       bound[id] = t;
       if (const int k_th = m.plan.tensor(id).dropout; k_th >= 0)  // this step's (micro-batch's) stream
-        *static_cast<std::int64_t*>(t.data_ptr()) = static_cast<std::int64_t>(random::stream(
-            m.opt.seed, static_cast<std::uint64_t>(m.steps * k + micro), static_cast<std::uint64_t>(k_th)));
+        *static_cast<std::int64_t*>(t.data_ptr()) = static_cast<std::int64_t>(
+            random::stream(m.opt.seed, static_cast<std::uint64_t>(m.steps * k + micro), static_cast<std::uint64_t>(k_th)) +
+            (m.hooks ? m.hooks->dropout_offset(k_th) * random::gamma : 0));  // on a mesh: this device's draws
     }
     m.run_forward(bound);
     const double loss = load_as_double(m.tensor_ptr(m.loss, bound), m.plan.tensor(m.loss).dtype);

@@ -161,11 +161,13 @@ class Sharder {
   }
   /// A plan's named axes, with the dims of the tensor it makes (a plan of '...' axes names none).
   std::set<std::string> axes_of(const Plan& p, const ProgramTensor& made) const;
-  /// The axes a plan sums over (contractions, reductions, scatter-adds); Error for a step along
-  /// a split axis this cut has no collective for.
-  std::set<std::string> summed(const Plan& p, const std::string& what) const;
+  /// The axes a plan sums over (contractions, reductions, scatter-adds), and into `means` those
+  /// it averages over; Error for a step along a split axis this cut has no collective for.
+  std::set<std::string> summed(const Plan& p, const std::string& what, std::set<std::string>* means = nullptr) const;
+  /// The collectives completing tensor `t` (statement `statement`'s result, forward; else the
+  /// gradient of tensor `of`), partial over `partial`.
   void add(const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
-           const std::string& why, const std::string& label, const PlannedStatement& st);
+           const std::string& why, const std::string& label, const PlannedStatement& st, int statement, int of);
   /// A collective of a param's (or its gradient's) whole shard over mesh dimension `d`: ZeRO's.
   void add_param(CollectiveKind kind, const ProgramTensor& t, const MeshDim& d, const std::string& phase,
                  const std::string& label, const std::string& why, const PlannedStatement& st);
@@ -235,7 +237,7 @@ std::set<std::string> Sharder::axes_of(const Plan& p, const ProgramTensor& made)
   return out;
 }
 
-std::set<std::string> Sharder::summed(const Plan& p, const std::string& what) const {
+std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, std::set<std::string>* means) const {
   std::set<std::string> out;
   auto names = [&](const DimAxes& dim, std::set<std::string>& into) {
     for (AxisId id : dim)
@@ -257,7 +259,17 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what) co
         if (p.axes[id].kind == AxisKind::named) out.insert(p.axes[id].name);
     } else if (const auto* r = std::get_if<ReduceStep>(&step)) {
       const Value& src = p.value(r->src);
-      for (int a : r->axes) names(src.dims.at(static_cast<std::size_t>(a)), out);
+      std::set<std::string> along;
+      for (int a : r->axes) names(src.dims.at(static_cast<std::size_t>(a)), along);
+      // a sum, a mean, a max or a min of the parts is one of their all-reduces; the others
+      // (a product, var, std, logsumexp, any, all) would need their own
+      const bool parts = r->op == Reduction::sum || r->op == Reduction::mean || r->op == Reduction::max ||
+                         r->op == Reduction::min;
+      for (const std::string& a : along) {
+        if (!parts) unsupported(a, "a " + std::string(name(r->op)) + " reduction");
+        if (r->op == Reduction::mean && means != nullptr && over(a) != nullptr) means->insert(a);
+      }
+      out.insert(along.begin(), along.end());
     } else if (const auto* s = std::get_if<ScatterAddStep>(&step)) {
       const std::set<std::string> table = value_axes(s->dst);
       for (const std::string& a : value_axes(s->updates))
@@ -280,7 +292,7 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what) co
 }
 
 void Sharder::add(const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
-                  const std::string& why, const std::string& label, const PlannedStatement& st) {
+                  const std::string& why, const std::string& label, const PlannedStatement& st, int statement, int of) {
   const std::int64_t div = divisor(t);
   const Count elements = per(Count::from_int64(checked_numel(t.shape)), div);
   std::set<const MeshDim*> mine;
@@ -300,6 +312,8 @@ void Sharder::add(const ProgramTensor& t, const std::set<const MeshDim*>& partia
     const Count others = Count::from_int64(d->size - 1);
     c.bus_bytes = per(c.kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, d->size);
     c.why = why;
+    c.statement = statement;
+    c.of = of;
     if (st.call >= 0) {
       c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
       c.layer = st.layer;
@@ -322,6 +336,7 @@ void Sharder::add_param(CollectiveKind kind, const ProgramTensor& t, const MeshD
   const Count others = Count::from_int64(d.size - 1);
   c.bus_bytes = per(kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, d.size);
   c.why = why;
+  c.of = static_cast<int>(&t - plan_.tensors.data());
   if (st.call >= 0) {
     c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
     c.layer = st.layer;
@@ -342,17 +357,21 @@ MeshCost Sharder::run() {
     const ProgramTensor& y = plan_.tensor(st.output);
     const std::int64_t div = product(dims_of(axes_of(st.plan, y)));
     out_.forward_flops += per(cost_.statements.at(i).forward.flops, div);
-    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'");
+    std::set<std::string> means;
+    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'", &means);
     const std::set<const MeshDim*> partial = dims_of(sums);
     std::string why;
     for (const std::string& a : sums)
       if (const MeshDim* d = over(a)) why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
-    add(y, partial, "forward", why, st.name, st);
+    add(y, partial, "forward", why, st.name, st, static_cast<int>(i), st.output);
+    if (!means.empty()) out_.means.emplace_back(static_cast<int>(i), product(dims_of(means)));
   }
   // backward: each gradient's FLOPs likewise; a gradient whose contributions are partial is
   // all-reduced once, after they are added
   std::map<int, std::pair<std::set<const MeshDim*>, std::string>> partial_grads;  // tensor -> dims, why
   std::map<int, const PlannedStatement*> first_reader;  // the first statement whose backward reads it
+  std::map<int, std::pair<std::set<const MeshDim*>, std::string>> contribution_dims;  // tensor -> its first
+                                                                                      // contribution's
   for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
     const PlannedStatement& st = plan_.statements[i];
     if (!bwd.runs[i]) continue;
@@ -363,6 +382,20 @@ MeshCost Sharder::run() {
       const StatementCost& sc = cost_.statements.at(i);
       out_.backward_flops += per(j < sc.gradients.size() ? sc.gradients[j].cost.flops : cost(g.gradient.plan).flops, div);
       const std::set<std::string> sums = summed(g.gradient.plan, "the gradient " + g.expression);
+      // every contribution partial over the same dimensions: an all-reduce of their sum then
+      // completes each (one complete and one partial would add the complete one n times)
+      const std::set<const MeshDim*> these = dims_of(sums);
+      if (const auto [seen, fresh] = contribution_dims.emplace(g.tensor, std::make_pair(these, g.expression));
+          !fresh && seen->second.first != these) {
+        auto list = [](const std::set<const MeshDim*>& ds) {
+          std::string s;
+          for (const MeshDim* d : ds) s += (s.empty() ? "" : ", ") + d->name;
+          return s.empty() ? std::string("none") : s;
+        };
+        throw Error("shard: the gradient of '" + plan_.tensor(g.tensor).name + "' adds " + seen->second.second +
+                    " (partial over " + list(seen->second.first) + ") and " + g.expression + " (partial over " +
+                    list(these) + "): contributions partial over different mesh dimensions are not costed on a mesh yet");
+      }
       auto& [dims, why] = partial_grads[g.tensor];
       for (const std::string& a : sums)
         if (const MeshDim* d = over(a); d != nullptr && dims.insert(d).second)
@@ -388,7 +421,7 @@ MeshCost Sharder::run() {
     const int param = param_of(it->first);
     if (param >= 0) data_parallel[param].insert(it->second.first.begin(), it->second.first.end());
     if (param < 0 || mesh_.zero == 0) {
-      add(x, it->second.first, "backward", it->second.second, "d" + x.name, where);
+      add(x, it->second.first, "backward", it->second.second, "d" + x.name, where, -1, it->first);
       continue;
     }
     // ZeRO: each rank keeps its part of the gradient (a reduce-scatter), updates its part of the

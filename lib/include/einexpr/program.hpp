@@ -30,6 +30,8 @@
 
 namespace einexpr {
 
+class StepHooks;  // step_hooks.hpp
+
 /// Builds a program's text line by line, then parses and checks it: errors point into
 /// text(), at the line each call wrote. Names, dims, patterns and functions may not hold a
 /// line break (nor a '"', for the strings): Error.
@@ -88,7 +90,8 @@ class CompiledProgram {
   /// non-contiguous tensor is made contiguous first). Error for a missing or unknown name,
   /// ShapeError / DTypeError / DeviceError for a tensor that does not fit. Const and
   /// re-entrant: each run allocates its own arena.
-  ProgramRun run(const std::map<std::string, Tensor, std::less<>>& inputs) const;
+  /// `hooks` (a run on a device mesh, mesh_run.hpp) is told of each statement's result.
+  ProgramRun run(const std::map<std::string, Tensor, std::less<>>& inputs, StepHooks* hooks = nullptr) const;
 
   const ProgramPlan& plan() const noexcept;
   Device device() const noexcept;

@@ -40,6 +40,8 @@
 
 namespace einexpr {
 
+class StepHooks;  // step_hooks.hpp
+
 struct OptimizerOptions {
   Optimizer kind = Optimizer::sgd;
   double lr = 1e-3;
@@ -125,7 +127,7 @@ class Trainer {
   explicit Trainer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend Trainer compile_training(const ast::Program&, const ProgramOptions&, const OptimizerOptions&,
-                                  const TensorMap&);
+                                  const TensorMap&, std::shared_ptr<StepHooks>);
 };
 
 /// Plans the program (plan_program with `options`; the params' shapes and dtypes bind axes
@@ -133,8 +135,11 @@ class Trainer {
 /// the CPU and allocates the arena. `params` holds every param's initial value, copied.
 /// Errors: a program whose outputs are not one 0-d float (the loss), a param missing, unknown,
 /// of another shape or dtype, a bf16 / f16 param without mixed_precision, options out of range
-/// (lr < 0, betas outside [0, 1), eps <= 0).
+/// (lr < 0, betas outside [0, 1), eps <= 0). `hooks` (a step on a device mesh, mesh_run.hpp)
+/// adds the collectives; under ZeRO it also says which part of each param this trainer
+/// updates, and the optimizer's state is that part's (1-d tensors in optimizer_state()).
 Trainer compile_training(const ast::Program& program, const ProgramOptions& options,
-                         const OptimizerOptions& optimizer, const TensorMap& params);
+                         const OptimizerOptions& optimizer, const TensorMap& params,
+                         std::shared_ptr<StepHooks> hooks = nullptr);
 
 }  // namespace einexpr

@@ -84,6 +84,9 @@ struct Collective {
   std::string why;         // "sums over H (split over tp)"
   std::string call;        // in a block's layer: the call and the layer
   int layer = -1;
+  int statement = -1;      // forward: the statement whose result it completes
+  int of = -1;             // backward and optimizer: the tensor whose gradient (or, ZeRO's
+                           // gathers, which param) it completes
 };
 
 struct MeshCost {
@@ -93,6 +96,9 @@ struct MeshCost {
   std::vector<Collective> collectives;                  // in program order, forward then backward
   Count forward_bus_bytes, backward_bus_bytes, optimizer_bus_bytes;  // summed over `collectives`
   std::vector<std::pair<std::string, Count>> kept;      // each kept activation's bytes per device
+  /// Statements that average over split axes (a mean): on each device the mean of its part,
+  /// so the sum the all-reduce makes is this many times the mean (statement, devices).
+  std::vector<std::pair<int, std::int64_t>> means;
 };
 
 /// The program on the mesh: checks the layout (every split axis is an axis of the program,

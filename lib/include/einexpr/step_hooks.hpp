@@ -1,0 +1,43 @@
+#pragma once
+// What a run on a device mesh adds to one device's run of a program (lib/mpi/, mesh_run.hpp):
+// the collectives, called by CompiledProgram::run and the Trainer at the places the mesh's
+// cost puts them. A plain run passes none. Each tensor is given where it lives: a pointer to
+// its first element and its layout (strides in elements; offset already applied).
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/layout.hpp"
+
+namespace einexpr {
+
+class StepHooks {
+ public:
+  virtual ~StepHooks() = default;
+  /// Before the forward's first statement (ZeRO-3: the params gathered).
+  virtual void begin_forward() {}
+  /// Forward statement `statement` has written its result (partial sums: all-reduced here).
+  virtual void statement_done(int /*statement*/, std::byte* /*data*/, const Layout& /*layout*/, DType /*dtype*/) {}
+  /// After the loss's gradient is seeded, before the backward's first gradient (ZeRO-3).
+  virtual void begin_backward() {}
+  /// Before the first gradient through statement `statement`: the gradient of its result (a
+  /// mean over split axes scales it here).
+  virtual void output_gradient(int /*statement*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
+  /// The gradient of tensor `tensor` is complete: every contribution added (partial sums:
+  /// all-reduced, or reduce-scattered under ZeRO, here).
+  virtual void gradient_done(int /*tensor*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
+  /// The element ranges [begin, end) of param `tensor` (numel elements) this device updates
+  /// and keeps optimizer state for (ZeRO's partition); the whole param by default.
+  virtual std::vector<std::pair<std::int64_t, std::int64_t>> update_ranges(int /*tensor*/, std::int64_t numel) {
+    return {{0, numel}};
+  }
+  /// Param `tensor` is updated in its ranges (ZeRO-1/2: the other parts gathered here).
+  virtual void param_updated(int /*tensor*/, std::byte* /*data*/, DType /*dtype*/) {}
+  /// Dropout `k`'s mask on this device is the elements from this index on of the whole
+  /// tensor's (its seed is advanced by as many draws).
+  virtual std::uint64_t dropout_offset(int /*k*/) { return 0; }
+};
+
+}  // namespace einexpr

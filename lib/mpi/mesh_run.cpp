@@ -1,0 +1,558 @@
+// run_on_mesh / MeshTrainer (mesh_run.hpp): each rank's part of the program, planned at the
+// parts' sizes and run by the single-device engine, with the collectives of the whole
+// program's shard() issued through StepHooks where the cost puts them.
+#include "einexpr/mesh_run.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+#include <variant>
+
+#include "einexpr/codegen/program_cost.hpp"
+#include "einexpr/runtime/strided.hpp"
+#include "einexpr/step_hooks.hpp"
+#include "program_bind.hpp"
+
+namespace einexpr {
+
+namespace {
+
+// Everyone runs f; if any rank throws, every rank throws the first failing rank's message.
+void agree(MPI_Comm comm, const std::function<void()>& f) {
+  std::string message;
+  bool failed = false;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    message = e.what();
+    failed = true;
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int mine = failed ? rank : INT_MAX;
+  int first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == INT_MAX) return;
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, comm);
+  message.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(message.data(), length, MPI_CHAR, first, comm);
+  throw MeshError(size > 1 ? "rank " + std::to_string(first) + " of " + std::to_string(size) + ": " + message : message,
+                  first);
+}
+
+MPI_Datatype mpi_type(DType d) {
+  if (d == DType::f32) return MPI_FLOAT;
+  if (d == DType::f64) return MPI_DOUBLE;
+  throw DTypeError(std::string("a collective on ") + std::string(name(d)) + " is not run on MPI yet (f32 and f64 are)");
+}
+
+std::int64_t bus_bytes(CollectiveKind kind, std::int64_t bytes, std::int64_t n) {
+  return kind == CollectiveKind::all_reduce ? bytes * 2 * (n - 1) / n : bytes * (n - 1) / n;
+}
+
+std::string first_atom(const std::string& dim) {
+  if (dim.empty() || dim.front() != '(') return dim;
+  const std::size_t end = dim.find_first_of(" )", 1);
+  return dim.substr(1, end - 1);
+}
+
+// The communicators of a mesh over `world`: one per mesh dimension, the ranks that differ in
+// that coordinate alone.
+struct MeshComms {
+  Mesh mesh;
+  MPI_Comm world = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  std::vector<std::int64_t> coord;            // per mesh dimension
+  std::vector<MPI_Comm> comms;                // per mesh dimension
+  std::map<std::string, int> split;           // axis -> the mesh dimension it is split over
+
+  MeshComms(MPI_Comm w, const Mesh& m) : mesh(m), world(w) {
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    if (mesh.devices() != size)
+      throw Error("the mesh " + mesh.str() + " has " + std::to_string(mesh.devices()) + " devices but MPI runs " +
+                  std::to_string(size) + (size == 1 ? " rank" : " ranks") + ": launch it with mpirun -np " +
+                  std::to_string(mesh.devices()));
+    std::int64_t rest = rank;
+    coord.assign(mesh.dims.size(), 0);
+    for (std::size_t d = mesh.dims.size(); d-- > 0;) {  // row-major: the last dimension fastest
+      coord[d] = rest % mesh.dims[d].size;
+      rest /= mesh.dims[d].size;
+    }
+    for (std::size_t d = 0; d < mesh.dims.size(); ++d) {
+      int color = 0;  // the other coordinates, row-major
+      for (std::size_t e = 0; e < mesh.dims.size(); ++e)
+        if (e != d) color = color * static_cast<int>(mesh.dims[e].size) + static_cast<int>(coord[e]);
+      MPI_Comm c = MPI_COMM_NULL;
+      MPI_Comm_split(world, color, static_cast<int>(coord[d]), &c);
+      comms.push_back(c);
+    }
+    for (const auto& [axis, dim] : mesh.shard)
+      for (std::size_t d = 0; d < mesh.dims.size(); ++d)
+        if (mesh.dims[d].name == dim) split[axis] = static_cast<int>(d);
+  }
+  ~MeshComms() {
+    for (MPI_Comm& c : comms) MPI_Comm_free(&c);
+  }
+  MeshComms(const MeshComms&) = delete;
+  MeshComms& operator=(const MeshComms&) = delete;
+
+  int dim_index(const std::string& name) const {
+    for (std::size_t d = 0; d < mesh.dims.size(); ++d)
+      if (mesh.dims[d].name == name) return static_cast<int>(d);
+    throw Error("the mesh has no dimension '" + name + "'");
+  }
+  /// The mesh dimension splitting dim `k` of a tensor with these dims, or -1.
+  int splitting(const std::vector<std::string>& dims, std::size_t k) const {
+    const auto it = split.find(first_atom(dims[k]));
+    return it == split.end() ? -1 : it->second;
+  }
+  /// This rank's part of a whole tensor laid out as `t` (the whole program's), contiguous.
+  Tensor part_of(const Tensor& whole, const ProgramTensor& t) const {
+    Tensor p = whole;
+    for (std::size_t k = 0; k < t.dims.size(); ++k)
+      if (const int d = splitting(t.dims, k); d >= 0) {
+        const std::int64_t len = whole.shape()[k] / mesh.dims[static_cast<std::size_t>(d)].size;
+        p = p.slice(static_cast<int>(k), coord[static_cast<std::size_t>(d)] * len, (coord[static_cast<std::size_t>(d)] + 1) * len);
+      }
+    return p.contiguous().clone();
+  }
+  /// The whole tensor from every rank's part (`t` the whole program's, `shape` its shape), on
+  /// rank 0; recorded in `log` as one gather.
+  Tensor whole_of(const Tensor& part, const ProgramTensor& t, const Shape& shape, std::vector<MeasuredCollective>& log) const {
+    const Tensor mine = part.contiguous();
+    const std::int64_t bytes = static_cast<std::int64_t>(mine.nbytes());
+    std::vector<std::byte> all(rank == 0 ? static_cast<std::size_t>(bytes) * static_cast<std::size_t>(size) : 0);
+    MPI_Gather(mine.data_ptr(), static_cast<int>(bytes), MPI_BYTE, all.data(), static_cast<int>(bytes), MPI_BYTE, 0, world);
+    log.push_back({t.name, "output", CollectiveKind::all_gather, "all", size, mine.numel() * size, bytes * size,
+                   bus_bytes(CollectiveKind::all_gather, bytes * size, size)});
+    if (rank != 0) return {};
+    Tensor whole = Tensor::empty(shape, part.dtype());
+    for (int q = 0; q < size; ++q) {
+      std::int64_t rest = q;
+      std::vector<std::int64_t> c(mesh.dims.size(), 0);
+      for (std::size_t d = mesh.dims.size(); d-- > 0;) {
+        c[d] = rest % mesh.dims[d].size;
+        rest /= mesh.dims[d].size;
+      }
+      Layout into = whole.layout();
+      for (std::size_t k = 0; k < t.dims.size(); ++k)
+        if (const int d = splitting(t.dims, k); d >= 0) {
+          into.shape[k] = shape[k] / mesh.dims[static_cast<std::size_t>(d)].size;
+          into.offset += c[static_cast<std::size_t>(d)] * into.shape[k] * into.strides[k];
+        }
+      copy_strided(static_cast<std::byte*>(whole.data_ptr()), into, all.data() + bytes * q, Layout::contiguous(into.shape),
+                   element_size(part.dtype()));
+    }
+    return whole;
+  }
+};
+
+// The plans: the whole program's (its cost and shard()) and this rank's part's options.
+struct Parts {
+  ProgramPlan whole;
+  MeshCost predicted;
+  ProgramOptions local;  // the axes split at their parts' lengths, the given tensors' parts
+};
+
+Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOptions options, const TensorMap& given,
+                 const ProgramCostOptions& cost_options) {
+  for (const auto& [name, t] : given) {
+    const bool listed = std::any_of(options.given.begin(), options.given.end(), [&](const GivenTensor& g) { return g.name == name; });
+    if (t.defined() && !listed) options.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
+  }
+  Parts p;
+  p.whole = plan_program(program, options);
+  p.predicted = shard(p.whole, cost(p.whole, cost_options), mc.mesh);
+  for (const ProgramBlock& b : p.whole.blocks)
+    if (mc.split.count(b.axis))
+      throw Error("shard: " + b.axis + " is the layer axis of block '" + b.block + "': its layers split over " +
+                  mc.mesh.dims[static_cast<std::size_t>(mc.split.at(b.axis))].name +
+                  " would be a pipeline, which is not run on MPI yet");
+  for (const Collective& c : p.predicted.collectives) {
+    if (c.kind == CollectiveKind::reduce_scatter && c.phase == "forward")
+      throw Error("shard: '" + c.tensor + "' " + c.why + " and is split over " + c.mesh_dim +
+                  " itself: a reduce-scatter in the forward, not run on MPI yet");
+    if (c.kind == CollectiveKind::reduce_scatter && c.phase == "backward" && mc.mesh.zero == 0)
+      throw Error("shard: the gradient " + c.tensor + " " + c.why + " and is split over " + c.mesh_dim +
+                  " itself: a reduce-scatter, not run on MPI yet");
+    const int of = c.statement >= 0 ? p.whole.statements.at(static_cast<std::size_t>(c.statement)).output : c.of;
+    (void)mpi_type(p.whole.tensor(of).dtype);
+  }
+  p.local = options;
+  for (const auto& [axis, d] : mc.split) {
+    const auto it = std::find_if(p.whole.axes.begin(), p.whole.axes.end(), [&](const auto& a) { return a.first == axis; });
+    const std::int64_t part = it->second / mc.mesh.dims[static_cast<std::size_t>(d)].size;  // shard() checked it divides
+    bool set = false;
+    for (auto& [name, length] : p.local.axes)
+      if (name == axis) length = part, set = true;
+    if (!set) p.local.axes.emplace_back(axis, part);
+  }
+  for (GivenTensor& g : p.local.given) {
+    const int id = p.whole.tensor(g.name);
+    if (id < 0) continue;  // plan_program said why
+    const ProgramTensor& t = p.whole.tensor(id);
+    for (std::size_t k = 0; k < t.dims.size() && k < g.shape.size(); ++k)
+      if (const int d = mc.splitting(t.dims, k); d >= 0) g.shape[k] /= mc.mesh.dims[static_cast<std::size_t>(d)].size;
+  }
+  return p;
+}
+
+// The collectives of the mesh's cost, issued where the engine reports the tensors.
+class Collectives final : public StepHooks {
+ public:
+  Collectives(const MeshComms& mc, const MeshCost& predicted, const ProgramPlan& local)
+      : mc_(mc), predicted_(predicted), local_(local) {
+    for (const Collective& c : predicted.collectives) {
+      if (c.phase == "forward" && c.statement >= 0) forward_[c.statement].push_back(&c);
+      else if (c.phase == "forward") zero3_forward_.push_back(&c);  // ZeRO-3's gathers
+      else if (c.phase == "backward" && c.kind == CollectiveKind::all_gather) zero3_backward_.push_back(&c);
+      else if (c.phase == "backward") backward_[c.of].push_back(&c);
+      else gathers_[param_of(c.of)].push_back(&c);  // optimizer: ZeRO-1/2's gathers
+    }
+    for (const auto& [s, devices] : predicted.means) means_[s] = devices;
+  }
+
+  std::vector<MeasuredCollective> log;
+  std::map<int, std::byte*> params;  // a param's data (the trainer's), for ZeRO's gathers
+
+  void statement_done(int s, std::byte* data, const Layout& layout, DType dtype) override {
+    const auto it = forward_.find(s);
+    if (it == forward_.end()) return;
+    const PlannedStatement& st = local_.statements.at(static_cast<std::size_t>(s));
+    MPI_Op op = MPI_SUM;
+    for (const Step& step : st.plan.steps)
+      if (const auto* r = std::get_if<ReduceStep>(&step))
+        op = r->op == Reduction::max ? MPI_MAX : r->op == Reduction::min ? MPI_MIN : op;
+    for (const Collective* c : it->second) all_reduce(*c, st.name, "forward", data, layout, dtype, op);
+    if (const auto m = means_.find(s); m != means_.end()) scale(data, layout, dtype, 1.0 / static_cast<double>(m->second));
+  }
+
+  void output_gradient(int s, std::byte* grad, const Layout& layout, DType dtype) override {
+    // a mean over split axes: each part's mean, its gradient 1/n_part; the whole's is 1/n
+    if (const auto m = means_.find(s); m != means_.end()) scale(grad, layout, dtype, 1.0 / static_cast<double>(m->second));
+  }
+
+  void gradient_done(int tensor, std::byte* grad, const Layout& layout, DType dtype) override {
+    const auto it = backward_.find(tensor);
+    if (it == backward_.end()) return;
+    const std::string label = "d" + local_.tensor(tensor).name;
+    for (const Collective* c : it->second) {
+      if (c->kind == CollectiveKind::all_reduce) {
+        all_reduce(*c, label, "backward", grad, layout, dtype, MPI_SUM);
+        continue;
+      }
+      // ZeRO: this rank's part of the summed gradient, written back at its place
+      EINEXPR_ASSERT(layout.is_contiguous(), "mesh run: the gradient " + label + " is not contiguous");
+      const int d = mc_.dim_index(c->mesh_dim);
+      const std::int64_t n = layout.numel(), ranks = mc_.mesh.dims[static_cast<std::size_t>(d)].size, part = n / ranks;
+      const std::size_t es = element_size(dtype);
+      std::vector<std::byte> mine(static_cast<std::size_t>(part) * es);
+      MPI_Reduce_scatter_block(grad, mine.data(), static_cast<int>(part), mpi_type(dtype), MPI_SUM,
+                               mc_.comms[static_cast<std::size_t>(d)]);
+      std::memcpy(grad + static_cast<std::size_t>(mc_.coord[static_cast<std::size_t>(d)] * part) * es, mine.data(), mine.size());
+      record(label, "backward", CollectiveKind::reduce_scatter, d, n, dtype);
+    }
+  }
+
+  std::vector<std::pair<std::int64_t, std::int64_t>> update_ranges(int tensor, std::int64_t numel) override {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (const auto& [of, where] : zero_parts(tensor)) out.push_back(where);
+    if (out.empty()) return {{0, numel}};  // not partitioned: updated whole, as on one device
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void param_updated(int tensor, std::byte* data, DType dtype) override {
+    const auto it = gathers_.find(tensor);
+    if (it == gathers_.end()) return;
+    for (const Collective* c : it->second) gather(*c, "optimizer", data, dtype);
+  }
+
+  void begin_forward() override {
+    for (const Collective* c : zero3_forward_) gather(*c, "forward", params.at(param_of(c->of)), local_.tensor(c->of).dtype);
+  }
+  void begin_backward() override {
+    for (const Collective* c : zero3_backward_) gather(*c, "backward", params.at(param_of(c->of)), local_.tensor(c->of).dtype);
+  }
+
+  std::map<int, std::uint64_t> dropout_offsets;
+  std::uint64_t dropout_offset(int k) override {
+    const auto it = dropout_offsets.find(k);
+    return it == dropout_offsets.end() ? 0 : it->second;
+  }
+
+  /// The param a tensor is (itself, or the stack a layer's slice is of).
+  int param_of(int id) const {
+    const ProgramTensor& t = local_.tensor(id);
+    return t.role == TensorRole::layer ? t.stacked : id;
+  }
+  /// ZeRO: each of param `tensor`'s gradients scattered (the param, or each layer's slice) ->
+  /// the elements of the param this rank keeps of it.
+  std::vector<std::pair<int, std::pair<std::int64_t, std::int64_t>>> zero_parts(int tensor) const {
+    std::vector<std::pair<int, std::pair<std::int64_t, std::int64_t>>> out;
+    for (const auto& [of, list] : backward_)
+      for (const Collective* c : list) {
+        if (c->kind != CollectiveKind::reduce_scatter || param_of(of) != tensor) continue;
+        const ProgramTensor& t = local_.tensor(of);
+        const std::int64_t base = t.role == TensorRole::layer ? t.layout.offset - local_.tensor(tensor).layout.offset : 0;
+        const int d = mc_.dim_index(c->mesh_dim);
+        const std::int64_t part = checked_numel(t.shape) / mc_.mesh.dims[static_cast<std::size_t>(d)].size;
+        const std::int64_t at = base + mc_.coord[static_cast<std::size_t>(d)] * part;
+        out.push_back({of, {at, at + part}});
+      }
+    return out;
+  }
+
+ private:
+  void record(const std::string& label, const std::string& phase, CollectiveKind kind, int d, std::int64_t elements, DType dtype) {
+    int ranks = 1;
+    MPI_Comm_size(mc_.comms[static_cast<std::size_t>(d)], &ranks);
+    const std::int64_t bytes = elements * static_cast<std::int64_t>(element_size(dtype));
+    log.push_back({label, phase, kind, mc_.mesh.dims[static_cast<std::size_t>(d)].name, ranks, elements, bytes,
+                   bus_bytes(kind, bytes, ranks)});
+  }
+
+  void all_reduce(const Collective& c, const std::string& label, const std::string& phase, std::byte* data,
+                  const Layout& layout, DType dtype, MPI_Op op) {
+    const int d = mc_.dim_index(c.mesh_dim);
+    const std::int64_t n = layout.numel();
+    MPI_Comm comm = mc_.comms[static_cast<std::size_t>(d)];
+    if (layout.is_contiguous()) {
+      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type(dtype), op, comm);
+    } else {  // a strided view: packed, reduced, written back
+      const Layout packed = Layout::contiguous(layout.shape);
+      std::vector<std::byte> tmp(static_cast<std::size_t>(n) * element_size(dtype));
+      copy_strided(tmp.data(), packed, data, layout, element_size(dtype));
+      MPI_Allreduce(MPI_IN_PLACE, tmp.data(), static_cast<int>(n), mpi_type(dtype), op, comm);
+      copy_strided(data, layout, tmp.data(), packed, element_size(dtype));
+    }
+    record(label, phase, CollectiveKind::all_reduce, d, n, dtype);
+  }
+
+  // ZeRO's gather of the param (or layer slice) c.of: each rank's part into every rank's copy.
+  void gather(const Collective& c, const std::string& phase, std::byte* param, DType dtype) {
+    const ProgramTensor& t = local_.tensor(c.of);
+    const std::int64_t base = t.role == TensorRole::layer ? t.layout.offset - local_.tensor(t.stacked).layout.offset : 0;
+    const int d = mc_.dim_index(c.mesh_dim);
+    const std::int64_t n = checked_numel(t.shape), part = n / mc_.mesh.dims[static_cast<std::size_t>(d)].size;
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, param + static_cast<std::size_t>(base) * element_size(dtype),
+                  static_cast<int>(part), mpi_type(dtype), mc_.comms[static_cast<std::size_t>(d)]);
+    record(t.name, phase, CollectiveKind::all_gather, d, n, dtype);
+  }
+
+  static void scale(std::byte* data, const Layout& layout, DType dtype, double by) {
+    const std::int64_t n = layout.numel();
+    std::vector<std::int64_t> index(layout.shape.size(), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t o = 0;
+      for (std::size_t k = 0; k < index.size(); ++k) o += index[k] * layout.strides[k];
+      if (dtype == DType::f32) reinterpret_cast<float*>(data)[o] = static_cast<float>(reinterpret_cast<float*>(data)[o] * by);
+      else if (dtype == DType::f64) reinterpret_cast<double*>(data)[o] *= by;
+      else throw DTypeError(std::string("a mean over a split axis in ") + std::string(name(dtype)) + " is not run on MPI yet");
+      for (std::size_t k = index.size(); k-- > 0;) {
+        if (++index[k] < layout.shape[k]) break;
+        index[k] = 0;
+      }
+    }
+  }
+
+  const MeshComms& mc_;
+  const MeshCost& predicted_;
+  const ProgramPlan& local_;
+  std::map<int, std::vector<const Collective*>> forward_, backward_, gathers_;
+  std::vector<const Collective*> zero3_forward_, zero3_backward_;
+  std::map<int, std::int64_t> means_;
+};
+
+std::string describe(const std::string& phase, CollectiveKind kind, const std::string& dim, const std::string& tensor,
+                     std::int64_t elements, std::int64_t bus) {
+  return phase + " " + name(kind) + " over " + dim + " of " + tensor + ": " + std::to_string(elements) + " elements, " +
+         std::to_string(bus) + " bus bytes";
+}
+
+}  // namespace
+
+std::string compare_collectives(const std::vector<Collective>& predicted, const std::vector<MeasuredCollective>& measured,
+                                const std::vector<std::string>& phases) {
+  using Key = std::tuple<std::string, int, std::string, std::string, std::uint64_t, std::uint64_t, std::uint64_t>;
+  std::map<Key, int> left;
+  for (const Collective& c : predicted)
+    if (std::find(phases.begin(), phases.end(), c.phase) != phases.end())
+      ++left[{c.phase, static_cast<int>(c.kind), c.mesh_dim, c.tensor, c.elements.u64(), c.bytes.u64(),
+              c.bus_bytes.u64()}];
+  std::string out;
+  for (const MeasuredCollective& m : measured) {
+    const Key k{m.phase, static_cast<int>(m.kind), m.mesh_dim, m.tensor, static_cast<std::uint64_t>(m.elements),
+                static_cast<std::uint64_t>(m.bytes), static_cast<std::uint64_t>(m.bus_bytes)};
+    if (const auto it = left.find(k); it != left.end() && it->second > 0) --it->second;
+    else out += "issued, not predicted: " + describe(m.phase, m.kind, m.mesh_dim, m.tensor, m.elements, m.bus_bytes) + "\n";
+  }
+  for (const auto& [k, n] : left)
+    for (int i = 0; i < n; ++i)
+      out += "predicted, not issued: " +
+             describe(std::get<0>(k), static_cast<CollectiveKind>(std::get<1>(k)), std::get<2>(k), std::get<3>(k),
+                      static_cast<std::int64_t>(std::get<4>(k)), static_cast<std::int64_t>(std::get<6>(k))) +
+             "\n";
+  return out;
+}
+
+MeshRun run_on_mesh(MPI_Comm comm, const ast::Program& program, const Mesh& mesh, const ProgramOptions& options,
+                    const TensorMap& inputs) {
+  std::unique_ptr<MeshComms> mc;
+  Parts parts;
+  std::unique_ptr<CompiledProgram> compiled;
+  TensorMap mine;
+  agree(comm, [&] {
+    mc = std::make_unique<MeshComms>(comm, mesh);
+    ProgramOptions o = options;
+    o.training = false;  // a run: dropout is the identity
+    parts = plan_parts(*mc, program, o, inputs, {});
+    (void)program_detail::bind_tensors(parts.whole, inputs, Device::cpu(), {TensorRole::input, TensorRole::param});
+    for (const auto& [name, t] : inputs) mine[name] = mc->part_of(t, parts.whole.tensor(parts.whole.tensor(name)));
+    compiled = std::make_unique<CompiledProgram>(program, parts.local);
+  });
+  Collectives hooks(*mc, parts.predicted, compiled->plan());
+  const ProgramRun run = compiled->run(mine, &hooks);
+  MeshRun out;
+  out.measured = std::move(hooks.log);
+  for (std::size_t i = 0; i < run.outputs.size(); ++i) {
+    const int id = parts.whole.outputs.at(i);
+    Tensor whole = mc->whole_of(run.outputs[i].second, parts.whole.tensor(id), parts.whole.tensor(id).shape, out.gathered);
+    if (mc->rank == 0) out.outputs.emplace_back(run.outputs[i].first, std::move(whole));
+  }
+  out.predicted = std::move(parts.predicted);
+  return out;
+}
+
+struct MeshTrainer::Impl {
+  std::unique_ptr<MeshComms> mc;
+  Parts parts;
+  ProgramPlan local;  // this rank's part, as the trainer plans it
+  std::shared_ptr<Collectives> hooks;
+  std::unique_ptr<Trainer> trainer;
+  std::vector<MeasuredCollective> measured;
+};
+
+MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh& mesh, const ProgramOptions& options,
+                         const OptimizerOptions& optimizer, const TensorMap& params)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  agree(comm, [&] {
+    m.mc = std::make_unique<MeshComms>(comm, mesh);
+    if (optimizer.micro_batches != 1) throw Error("micro-batches on a mesh are not run on MPI yet");
+    if (optimizer.mixed_precision) throw Error("mixed precision on a mesh is not run on MPI yet");
+    ProgramCostOptions co;
+    co.optimizer = optimizer.kind;
+    m.parts = plan_parts(*m.mc, program, options, params, co);
+    (void)program_detail::bind_tensors(m.parts.whole, params, Device::cpu(), {TensorRole::param});
+    TensorMap mine;
+    for (const auto& [name, t] : params) mine[name] = m.mc->part_of(t, m.parts.whole.tensor(m.parts.whole.tensor(name)));
+    // the local plan first (to know its tensors), then the trainer on it with the hooks
+    m.local = plan_program(program, [&] {
+      ProgramOptions o = m.parts.local;
+      for (const auto& [name, t] : mine)
+        if (std::none_of(o.given.begin(), o.given.end(), [&](const GivenTensor& g) { return g.name == name; }))
+          o.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
+      return o;
+    }());
+    const ProgramPlan& local = m.local;
+    // ZeRO's parts: each gradient scattered must divide evenly
+    for (const Collective& c : m.parts.predicted.collectives)
+      if (c.kind != CollectiveKind::all_reduce && c.of >= 0) {
+        const std::int64_t n = checked_numel(local.tensor(c.of).shape), d = c.ranks;
+        if (n % d != 0)
+          throw Error("ZeRO over " + c.mesh_dim + "=" + std::to_string(d) + ": '" + local.tensor(c.of).name + "' has " +
+                      std::to_string(n) + " elements on each device, which do not split into " + std::to_string(d) +
+                      " equal parts (" + std::to_string(n) + " % " + std::to_string(d) + " = " + std::to_string(n % d) + ")");
+      }
+    // the collectives read this plan: the trainer's is the same (the same program, sizes and options)
+    m.hooks = std::make_shared<Collectives>(*m.mc, m.parts.predicted, local);
+    // a param partitioned over two mesh dimensions: one part per rank of their product, not run
+    for (std::size_t id = 0; id < local.tensors.size(); ++id) {
+      std::set<std::string> dims;
+      for (const auto& [of, where] : m.hooks->zero_parts(static_cast<int>(id))) {
+        for (const Collective& c : m.parts.predicted.collectives)
+          if (c.of == of && c.kind == CollectiveKind::reduce_scatter) dims.insert(c.mesh_dim);
+      }
+      if (dims.size() > 1)
+        throw Error("ZeRO: '" + local.tensor(static_cast<int>(id)).name +
+                    "' is summed over more than one mesh dimension: its partition is not run on MPI yet");
+    }
+    // dropout: each rank's mask the whole mask's elements from its part's first on, which is
+    // one run of indices only when the part is cut along the mask's first dim alone
+    for (const PlannedStatement& st : local.statements)
+      for (int in : st.inputs)
+        if (const int k = local.tensor(in).dropout; k >= 0) {
+          const ProgramTensor& y = local.tensor(st.output);
+          std::uint64_t offset = 0;
+          for (std::size_t d = 0; d < y.dims.size(); ++d)
+            if (const int md = m.mc->splitting(y.dims, d); md >= 0) {
+              if (d > 0)
+                throw Error("dropout '" + st.name + "' on a mesh: its mask is drawn by element index, and its dim " +
+                            y.dims[d] + " is split over " + m.mc->mesh.dims[static_cast<std::size_t>(md)].name +
+                            ": only a split first dim keeps a device's part one run of indices (not run on MPI yet)");
+              offset = static_cast<std::uint64_t>(m.mc->coord[static_cast<std::size_t>(md)] * checked_numel(y.shape));
+            }
+          m.hooks->dropout_offsets[k] = offset;
+        }
+    m.trainer = std::make_unique<Trainer>(compile_training(program, m.parts.local, optimizer, mine, m.hooks));
+    // recomputing a statement would issue its collective again, which the cost does not count
+    for (const TrainingGradient& g : m.trainer->training().backward)
+      for (const TrainingRecompute& r : g.recompute)
+        for (const Collective& c : m.parts.predicted.collectives)
+          if (c.statement == r.statement)
+            throw Error("recomputing '" + m.trainer->plan().statements.at(static_cast<std::size_t>(r.statement)).name +
+                        "' would all-reduce it again over " + c.mesh_dim + ": recomputation on a mesh is not run on MPI yet "
+                        "(--recompute none)");
+    for (const auto& [name, t] : m.trainer->parameters())
+      m.hooks->params[m.trainer->plan().tensor(name)] = static_cast<std::byte*>(t.data_ptr());
+  });
+}
+
+MeshTrainer::~MeshTrainer() = default;
+MeshTrainer::MeshTrainer(MeshTrainer&&) noexcept = default;
+MeshTrainer& MeshTrainer::operator=(MeshTrainer&&) noexcept = default;
+
+double MeshTrainer::step(const TensorMap& inputs) {
+  Impl& m = *impl_;
+  TensorMap mine;
+  agree(m.mc->world, [&] {
+    (void)program_detail::bind_tensors(m.parts.whole, inputs, Device::cpu(), {TensorRole::input});
+    for (const auto& [name, t] : inputs) mine[name] = m.mc->part_of(t, m.parts.whole.tensor(m.parts.whole.tensor(name)));
+  });
+  m.hooks->log.clear();
+  const double loss = m.trainer->step(mine);
+  m.measured = m.hooks->log;
+  return loss;
+}
+
+TensorMap MeshTrainer::parameters() const {
+  const Impl& m = *impl_;
+  TensorMap out;
+  std::vector<MeasuredCollective> ignored;
+  if (m.parts.predicted.mesh.zero == 3) {  // each rank's updated part, gathered as the next forward would
+    const std::size_t logged = m.hooks->log.size();
+    m.hooks->begin_forward();
+    m.hooks->log.resize(logged);
+  }
+  for (const auto& [name, t] : m.trainer->parameters()) {
+    const int id = m.parts.whole.tensor(name);
+    Tensor whole = m.mc->whole_of(t, m.parts.whole.tensor(id), m.parts.whole.tensor(id).shape, ignored);
+    if (m.mc->rank == 0) out[name] = std::move(whole);
+  }
+  return out;
+}
+
+const std::vector<MeasuredCollective>& MeshTrainer::measured() const noexcept { return impl_->measured; }
+const MeshCost& MeshTrainer::predicted() const noexcept { return impl_->parts.predicted; }
+const Trainer& MeshTrainer::local() const noexcept { return *impl_->trainer; }
+int MeshTrainer::rank() const noexcept { return impl_->mc->rank; }
+
+}  // namespace einexpr

@@ -1,0 +1,256 @@
+// Programs on a device mesh over MPI, run by `mpirun -np 2` and `-np 4` (tests/mpi/CMakeLists.txt):
+// each case runs the program on one process (every rank, the whole tensors) and on the mesh,
+// and rank 0 checks that the outputs, or the params after 5 Adam steps, are the one process's
+// (f32: within 1e-5 of the largest element of each, relative), and every rank that the bytes it
+// handed to MPI are the cost's, collective by collective. Then the refusals: a mesh of another
+// size than the run's, one rank's bad input (every rank throws, naming it).
+//
+// A plain main, not Catch: every rank must run every case in the same order (the collectives
+// pair up across ranks), so a failed check is counted, never thrown, and the exit status is
+// whether any rank counted one.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "einexpr/mesh_run.hpp"
+#include "einexpr/parser/program.hpp"
+
+using namespace einexpr;
+
+namespace {
+
+int rank = 0, world = 1, failures = 0, checks = 0;
+
+void check(bool ok, const std::string& what) {
+  ++checks;
+  if (ok) return;
+  ++failures;
+  std::cerr << "rank " << rank << ": FAILED: " << what << "\n";
+}
+
+ast::Program model(const std::string& file) {
+  std::ifstream f(std::string(EINEXPR_MODELS_DIR) + "/" + file);
+  std::stringstream s;
+  s << f.rdbuf();
+  return parse_program(s.str(), file);
+}
+
+// max |a - b| / max |b|, in f64
+double relative(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(DType::f64).contiguous(), y = b.to(DType::f64).contiguous();
+  double diff = 0, size = 0;
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    diff = std::max(diff, std::abs(x.data<double>()[i] - y.data<double>()[i]));
+    size = std::max(size, std::abs(y.data<double>()[i]));
+  }
+  return size > 0 ? diff / size : diff;
+}
+
+Tensor ids(Shape shape, std::int64_t below, std::uint32_t seed) {
+  std::mt19937 g(seed);
+  std::vector<std::int64_t> v(static_cast<std::size_t>(checked_numel(shape)));
+  for (auto& x : v) x = static_cast<std::int64_t>(g() % static_cast<std::uint32_t>(below));
+  return Tensor::from_vector(v, shape);
+}
+
+Tensor scaled(Shape shape, double by, std::uint64_t seed) {
+  Tensor t = Tensor::randn(std::move(shape), DType::f64, seed);
+  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] *= by;
+  return t.to(DType::f32);
+}
+
+// every param of a plan: N(0, 0.2²), and 1 + that for a norm's gain
+TensorMap init_params(const ProgramPlan& plan, std::uint64_t seed) {
+  TensorMap out;
+  for (const ProgramTensor& t : plan.tensors)
+    if (t.role == TensorRole::param) {
+      Tensor x = scaled(t.shape, 0.2, seed++);
+      if (t.name.find("_g") != std::string::npos)
+        for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] += 1;
+      out[t.name] = x;
+    }
+  return out;
+}
+
+std::string collectives_line(const std::vector<MeasuredCollective>& m) {
+  std::int64_t bus = 0;
+  for (const auto& c : m) bus += c.bus_bytes;
+  return std::to_string(m.size()) + " collectives, " + std::to_string(bus) + " bus bytes";
+}
+
+// lecture2.ein's forward on the mesh against one process
+void run_case(const std::string& label, const std::string& dims, const std::string& shard_text) {
+  const ast::Program p = model("lecture2.ein");
+  const AxisLengths axes = {{"B", 16}, {"D", 8}, {"E", 12}, {"K", 4}};
+  TensorMap in{{"x", scaled({16, 8}, 1, 1)}, {"w1", scaled({8, 12}, 0.3, 2)}, {"w2", scaled({12, 4}, 0.3, 3)}};
+  ProgramOptions o;
+  o.axes = axes;
+  const ProgramRun one = CompiledProgram(p, o).run(in);
+  const MeshRun r = run_on_mesh(MPI_COMM_WORLD, p, parse_mesh(dims, shard_text), o, in);
+  const std::string diff = compare_collectives(r.predicted.collectives, r.measured, {"forward"});
+  check(diff.empty(), label + ": measured collectives differ from the cost's:\n" + diff);
+  check(!r.measured.empty() || shard_text.find("E:") == std::string::npos, label + ": no collective issued");
+  if (rank == 0) {
+    const double e = relative(r.outputs.at(0).second, one["loss"]);
+    check(e <= 1e-5, label + ": loss differs by " + std::to_string(e));
+    std::cout << "ok: run " << label << " (" << dims << "; " << shard_text << "): loss relative difference " << e << ", "
+              << collectives_line(r.measured) << ", as predicted\n";
+  }
+}
+
+struct TrainCase {
+  std::string file;
+  AxisLengths axes;
+  std::function<TensorMap(int step)> inputs;
+  Optimizer optimizer = Optimizer::adam;
+};
+
+TrainCase lecture2() {
+  return {"lecture2.ein", {{"B", 16}, {"D", 8}, {"E", 12}, {"K", 4}},
+          [](int s) { return TensorMap{{"x", scaled({16, 8}, 1, 100 + static_cast<std::uint64_t>(s))}}; }};
+}
+
+TensorMap tokens(std::int64_t b, std::int64_t s, std::int64_t v, int step) {
+  Tensor mask = Tensor::zeros({s, s});
+  for (std::int64_t i = 0; i < s; ++i)
+    for (std::int64_t j = i + 1; j < s; ++j) mask.data<float>()[i * s + j] = -1e9f;
+  return {{"tok", ids({b, s}, v, 10 + static_cast<std::uint32_t>(step))},
+          {"tgt", ids({b, s}, v, 50 + static_cast<std::uint32_t>(step))},
+          {"mask", mask}};
+}
+
+TrainCase gpt2_train() {
+  return {"gpt2_train.ein", {{"B", 4}}, [](int s) { return tokens(4, 8, 32, s); }};
+}
+
+// gpt2.ein: GPT-2's block over L layers, with its dropouts
+TrainCase gpt2_layers() {
+  return {"gpt2.ein",
+          {{"L", 2}, {"B", 4}, {"S", 8}, {"T", 8}, {"D", 16}, {"H", 2}, {"K", 8}, {"F", 32}, {"V", 24}},
+          [](int s) { return tokens(4, 8, 24, s); },
+          // momentum, not Adam: b_k's gradient is 0 but for rounding (softmax over T does not see
+          // it), and Adam divides that noise by its own size into steps of about lr
+          Optimizer::momentum};
+}
+
+void train_case(const std::string& label, const TrainCase& c, const std::string& dims, const std::string& shard_text,
+                int zero) {
+  const ast::Program p = model(c.file);
+  ProgramOptions o;
+  o.axes = c.axes;
+  const ProgramPlan plan = plan_program(p, o);
+  const TensorMap params = init_params(plan, 7);
+  OptimizerOptions opt;
+  opt.kind = c.optimizer;
+  opt.lr = c.optimizer == Optimizer::adam ? 1e-2 : 1e-1;
+  opt.seed = 3;
+  opt.recompute = RecomputeOptions{};  // none: what the backward reads is kept
+  Trainer one = compile_training(p, o, opt, params);
+  MeshTrainer mesh(MPI_COMM_WORLD, p, parse_mesh(dims, shard_text, zero), o, opt, params);
+  double loss_diff = 0;
+  for (int s = 0; s < 5; ++s) {
+    const TensorMap in = c.inputs(s);
+    const double a = one.step(in), b = mesh.step(in);
+    loss_diff = std::max(loss_diff, std::abs(a - b) / std::abs(a));
+    const std::string diff = compare_collectives(mesh.predicted().collectives, mesh.measured(), {"forward", "backward", "optimizer"});
+    check(diff.empty(), label + ", step " + std::to_string(s + 1) + ": measured collectives differ from the cost's:\n" + diff);
+  }
+  check(loss_diff <= 1e-5, label + ": the losses differ by " + std::to_string(loss_diff));
+  const TensorMap trained = mesh.parameters();
+  if (rank != 0) return;
+  double worst = 0;
+  std::string at;
+  for (const auto& [name, w] : one.parameters()) {
+    const double e = relative(trained.at(name), w);
+    if (e > worst) worst = e, at = name;
+  }
+  check(worst <= 1e-5, label + ": param '" + at + "' differs by " + std::to_string(worst) + " after 5 Adam steps");
+  std::cout << "ok: train " << label << " (" << dims << "; " << shard_text << (zero ? "; ZeRO-" + std::to_string(zero) : "")
+            << "): params after 5 " << name(c.optimizer) << " steps within " << worst << " (" << at << "), losses within " << loss_diff << ", "
+            << collectives_line(mesh.measured()) << " a step, as predicted\n";
+}
+
+// f must throw MeshError on every rank, its message holding `part`
+void refused(const std::string& label, const std::function<void()>& f, const std::string& part) {
+  std::string message;
+  try {
+    f();
+  } catch (const MeshError& e) {
+    message = e.what();
+  } catch (const std::exception& e) {
+    message = std::string("not a MeshError: ") + e.what();
+  }
+  check(message.find(part) != std::string::npos, label + ": expected an error with '" + part + "', got '" + message + "'");
+  if (rank == 0) std::cout << "ok: refused " << label << ": " << message << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  try {
+    const std::string n = std::to_string(world);
+    run_case("data-parallel", "dp=" + n, "B:dp");
+    run_case("tensor-parallel", "tp=" + n, "E:tp");
+    run_case("the output's axis split (a mean over K)", "tp=" + n, "K:tp");
+    if (world == 4) run_case("dp and tp", "dp=2 tp=2", "B:dp E:tp");
+    train_case("lecture2, data-parallel", lecture2(), "dp=" + n, "B:dp", 0);
+    train_case("lecture2, tensor-parallel", lecture2(), "tp=" + n, "E:tp", 0);
+    train_case("gpt2_train, data-parallel", gpt2_train(), "dp=" + n, "B:dp", 0);
+    if (world == 2) train_case("gpt2_train, Megatron's tensor parallelism", gpt2_train(), "tp=2", "H:tp F:tp", 0);
+    if (world == 4) train_case("gpt2_train, dp and Megatron's tp", gpt2_train(), "dp=2 tp=2", "B:dp H:tp F:tp", 0);
+    for (int zero = 1; zero <= 3; ++zero) {
+      train_case("lecture2, ZeRO", lecture2(), "dp=" + n, "B:dp", zero);
+      train_case("gpt2_train, ZeRO", gpt2_train(), world == 4 ? "dp=2 tp=2" : "dp=2",
+                 world == 4 ? "B:dp H:tp F:tp" : "B:dp", zero);
+    }
+    train_case("gpt2.ein (2 layers, dropout), data-parallel", gpt2_layers(), "dp=" + n, "B:dp", 0);
+    train_case("gpt2.ein (2 layers, dropout), ZeRO", gpt2_layers(), "dp=" + n, "B:dp", 2);
+
+    const ast::Program p = model("lecture2.ein");
+    ProgramOptions o;
+    o.axes = {{"B", 16}, {"D", 8}, {"E", 12}, {"K", 4}};
+    TensorMap in{{"x", scaled({16, 8}, 1, 1)}, {"w1", scaled({8, 12}, 0.3, 2)}, {"w2", scaled({12, 4}, 0.3, 3)}};
+    refused("a mesh of another size", [&] { (void)run_on_mesh(MPI_COMM_WORLD, p, parse_mesh("dp=" + std::to_string(2 * world), "B:dp"), o, in); },
+            "launch it with mpirun -np " + std::to_string(2 * world));
+    refused("one rank's input of another shape", [&] {
+      TensorMap mine = in;
+      if (rank == 1) mine["x"] = scaled({16, 9}, 1, 1);
+      (void)run_on_mesh(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp"), o, mine);
+    }, "rank 1 of " + n);
+    refused("an axis that does not split", [&] {
+      ProgramOptions odd = o;
+      odd.axes[0].second = 2 * world + 1;
+      TensorMap x = in;
+      x["x"] = scaled({2 * world + 1, 8}, 1, 1);
+      (void)run_on_mesh(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp"), odd, x);
+    }, "does not split over dp");
+    refused("dropout split along another dim", [&] {
+      const TrainCase c = gpt2_layers();
+      ProgramOptions og;
+      og.axes = c.axes;
+      og.axes[5].second = 2 * world;  // H
+      OptimizerOptions opt;
+      opt.recompute = RecomputeOptions{};
+      MeshTrainer t(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "H:tp"), og, opt,
+                    init_params(plan_program(model(c.file), og), 1));
+    }, "only a split first dim");
+  } catch (const std::exception& e) {
+    std::cerr << "rank " << rank << ": " << e.what() << "\n";
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int any = 0;
+  MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::cout << (any ? "FAILED: " : "passed: ") << checks << " checks on each of " << world << " ranks, " << any << " failed\n";
+  MPI_Finalize();
+  return any ? 1 : 0;
+}
