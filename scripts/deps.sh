@@ -2,7 +2,8 @@
 # Installs einexpr's Debian packages that are missing (idempotent; a no-op when all are there).
 set -euo pipefail
 packages=(cmake ninja-build g++ tao-pegtl-dev libeigen3-dev catch2 libcli11-dev
-          nlohmann-json3-dev libbenchmark-dev libopenblas-dev libdlpack-dev libsleef-dev)
+          nlohmann-json3-dev libbenchmark-dev libopenblas-dev libdlpack-dev libsleef-dev
+          libopenmpi-dev openmpi-bin)
 packages+=("$@")
 # The Python module (EINEXPR_PYTHON=AUTO in scripts/test.sh) and its tests, which compare
 # einexpr with numpy and torch: installed where possible; without them the module is skipped.

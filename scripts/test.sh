@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, configures, builds and runs the whole ctest suite.
-#   scripts/test.sh                    the default build (CUDA when a toolkit is found) in build/;
-#                                      when that build has CUDA, also a build without it in
-#                                      build-nocuda/ (everything must build and pass with OFF too)
+#   scripts/test.sh                    the default build (CUDA when a toolkit is found, MPI when
+#                                      Open MPI is) in build/; when that build has CUDA, also a
+#                                      build without CUDA and without MPI in build-nocuda/
+#                                      (everything must build and pass with them OFF too)
 #   EINEXPR_CUDA=OFF scripts/test.sh   only the build without CUDA, in build-nocuda/
 #   scripts/test.sh -R parser          extra arguments go to the first ctest run
 # These builds include the Python module where its packages are installed (EINEXPR_PYTHON=AUTO,
@@ -21,13 +22,15 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 jobs="$(nproc)"
 
-# build_and_test DIR CUDA [ctest args...]
+# The MPI tests (label mpi, and tests/cli's "on a mesh") run mpirun --oversubscribe; as root (CI)
+# they set Open MPI's OMPI_ALLOW_RUN_AS_ROOT themselves.
+# build_and_test DIR CUDA MPI [ctest args...]
 build_and_test() {
-  local dir="$1" cuda="$2"
-  shift 2
-  echo "== scripts/test.sh: $dir (EINEXPR_CUDA=$cuda)"
-  # Only einexpr's own status lines (CUDA, BLAS, the Python module or why it is skipped).
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEINEXPR_CUDA="$cuda" \
+  local dir="$1" cuda="$2" mpi="$3"
+  shift 3
+  echo "== scripts/test.sh: $dir (EINEXPR_CUDA=$cuda EINEXPR_MPI=$mpi)"
+  # Only einexpr's own status lines (CUDA, BLAS, MPI, the Python module or why it is skipped).
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEINEXPR_CUDA="$cuda" -DEINEXPR_MPI="$mpi" \
     -DEINEXPR_PYTHON=AUTO -DPython3_EXECUTABLE="${EINEXPR_PYTHON_EXE:-/usr/bin/python3}" |
     { grep -E '^-- einexpr:' || true; }
   cmake --build "$dir" -j "$jobs"
@@ -37,9 +40,9 @@ build_and_test() {
 cuda="${EINEXPR_CUDA:-AUTO}"
 build="${EINEXPR_BUILD_DIR:-build}"
 if [ "$cuda" = OFF ] && [ -z "${EINEXPR_BUILD_DIR:-}" ]; then build=build-nocuda; fi
-build_and_test "$build" "$cuda" "$@"
+build_and_test "$build" "$cuda" "${EINEXPR_MPI:-AUTO}" "$@"
 if [ "$cuda" != OFF ] && grep -q "has_cuda = true" "$build/generated/einexpr/config.hpp"; then
-  build_and_test build-nocuda OFF
+  build_and_test build-nocuda OFF OFF
 fi
 
 # sanitized_build DIR SANITIZE [cmake --build args...]

@@ -386,6 +386,24 @@ void add_recompute_options(CLI::App* sub, RecomputeArgs& a) {
       ->check(CLI::NonNegativeNumber);
 }
 
+// --mesh, --shard and (cost, train) --zero: a device mesh replacing the model file's lines.
+void add_mesh_options(CLI::App* sub, MeshArgs& m, bool zero) {
+  sub->add_option("--mesh", m.dims,
+                  "A device mesh: its named dimensions and sizes, 'dp=2@ib tp=4@nvlink' (with --shard; "
+                  "replaces the file's mesh line)")
+      ->type_name("DIMS");
+  sub->add_option("--shard", m.shard,
+                  "The axes split over the mesh's dimensions, 'B:dp H:tp F:tp' (Mesh-TensorFlow's rule; replaces "
+                  "the file's shard line); the others replicated")
+      ->type_name("RULES");
+  if (zero)
+    sub->add_option("--zero", m.zero,
+                    "ZeRO's stage (0..3) on the mesh: the optimizer state (1), the gradients (2), the params (3) "
+                    "partitioned over the data-parallel dimensions")
+        ->type_name("S")
+        ->check(CLI::Range(0, 3));
+}
+
 void add_program_cost(Cli& cli, CLI::App* program) {
   ProgramCostArgs& a = cli.program_cost;
   CLI::App* sub = program->add_subcommand(
@@ -409,19 +427,7 @@ void add_program_cost(Cli& cli, CLI::App* program) {
                   "(default: l the block's layers, h=D s=S V=V a=H k=K f=F b=B)")
       ->type_name("VAR=AXIS")
       ->delimiter(',');
-  sub->add_option("--mesh", a.mesh,
-                  "Per device on a mesh: its named dimensions and sizes, 'dp=2@ib tp=4@nvlink' (with --shard; "
-                  "replaces the file's mesh line)")
-      ->type_name("DIMS");
-  sub->add_option("--shard", a.shard,
-                  "The axes split over the mesh's dimensions, 'B:dp H:tp F:tp' (Mesh-TensorFlow's rule; replaces "
-                  "the file's shard line); the others replicated")
-      ->type_name("RULES");
-  sub->add_option("--zero", a.zero,
-                  "ZeRO's stage (0..3) on the mesh: the optimizer state (1), the gradients (2), the params (3) "
-                  "partitioned over the data-parallel dimensions")
-      ->type_name("S")
-      ->check(CLI::Range(0, 3));
+  add_mesh_options(sub, a.mesh, true);
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"
@@ -447,10 +453,15 @@ void add_program_run(Cli& cli, CLI::App* program) {
       ->required()
       ->type_name("OUTDIR");
   add_run_options(sub, a.run);
-  sub->add_flag("--json", a.json, "Print the outputs and peak_bytes_predicted / peak_bytes_measured as JSON");
+  add_mesh_options(sub, a.mesh, false);
+  sub->add_flag("--json", a.json,
+                "Print the outputs and peak_bytes_predicted / peak_bytes_measured as JSON (on a mesh: each collective, "
+                "predicted and as issued)");
   sub->footer(
       "Example:\n"
-      "  einexpr program run examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy -o out --json");
+      "  einexpr program run examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy -o out --json\n"
+      "  mpirun -np 4 einexpr program run examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy -o out "
+      "--mesh 'dp=2 tp=2' --shard 'B:dp E:tp'");
   cli.commands.push_back({sub, [&cli] { return program_run_command(cli.program_run); }});
 }
 
@@ -506,13 +517,16 @@ void add_program_train(Cli& cli, CLI::App* program) {
       ->required()
       ->type_name("OUTDIR");
   add_run_options(sub, a.run);
+  add_mesh_options(sub, a.mesh, true);
   sub->add_flag("--json", a.json,
                 "Print each step's loss and time, flops_per_step, roofline_time_s, mfu, peak_bytes_predicted and "
                 "peak_bytes_measured as JSON");
   sub->footer(
       "Example:\n"
       "  einexpr program train examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy --steps 20 "
-      "--optimizer adam --lr 0.01 -o trained --json");
+      "--optimizer adam --lr 0.01 -o trained --json\n"
+      "  mpirun -np 2 einexpr program train examples/models/lecture2.ein x=x.npy w1=w1.npy w2=w2.npy --steps 20 "
+      "--optimizer adam --mesh dp=2 --shard B:dp --zero 1 -o trained");
   cli.commands.push_back({sub, [&cli] { return program_train_command(cli.program_train); }});
 }
 

@@ -8,11 +8,15 @@
 //   commands_bench.cpp  bench, roofline, devices: timings and the device table
 //   commands_program.cpp, commands_program_run.cpp, commands_program_train.cpp
 //                       program check, cost, run, train: model files
+//   commands_mesh.cpp   program run, train on a device mesh over MPI (commands_mesh_none.cpp
+//                       in a build without MPI)
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
+#include "einexpr/codegen/mesh.hpp"
+#include "einexpr/train.hpp"
 
 namespace einexpr::cli {
 
@@ -23,6 +27,13 @@ struct RunOptions {
 };
 /// set_num_threads(threads) when threads > 0.
 void apply_threads(const RunOptions& run);
+
+/// A device mesh on the command line, replacing the model file's mesh and shard lines.
+struct MeshArgs {
+  std::string dims;   // --mesh "dp=2@ib tp=4@nvlink"
+  std::string shard;  // --shard "B:dp H:tp F:tp": the axes split over it
+  int zero = 0;       // --zero: ZeRO's stage over the data-parallel dimensions (cost, train)
+};
 
 /// rearrange / reduce / repeat / einsum / map on .npy files.
 struct OpArgs {
@@ -119,19 +130,18 @@ struct ProgramCostArgs {
   RecomputeArgs recompute;
   bool compare = false;                   // the published formulas beside the exact counts
   std::vector<std::string> compare_axes;  // VAR=AXIS[*AXIS...]: the formulas' variables
-  std::string mesh;                       // "dp=2@ib tp=4@nvlink": per device on this mesh
-  std::string shard;                      // "B:dp H:tp F:tp": the axes split over it
-  int zero = 0;                           // ZeRO's stage over the data-parallel dimensions
+  MeshArgs mesh;                          // per device on this mesh
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);
 
-/// program run FILE [NAME=LEN ...] NAME=IN.npy ... -o OUTDIR [--device DEV] [--json]
+/// program run FILE [NAME=LEN ...] NAME=IN.npy ... -o OUTDIR [--device DEV] [--mesh DIMS --shard RULES] [--json]
 struct ProgramRunArgs {
   std::string file;
   std::vector<std::string> args;  // NAME=LEN (an axis) and NAME=IN.npy (an input or param)
   std::string output_dir;
   RunOptions run;
+  MeshArgs mesh;                  // a mesh (or the file's): every rank of mpirun runs its part
   bool json = false;
 };
 int program_run_command(const ProgramRunArgs& args);
@@ -160,8 +170,16 @@ struct ProgramTrainArgs {
   RecomputeArgs recompute;
   double progress_s = 2;          // a progress line on stderr at most this often (0: every step)
   RunOptions run;
+  MeshArgs mesh;                  // a mesh (or the file's): every rank of mpirun trains its part
   bool json = false;
 };
 int program_train_command(const ProgramTrainArgs& args);
+/// The optimizer, micro-batches, seed and recomputation program train's options ask for.
+OptimizerOptions optimizer_options(const ProgramTrainArgs& args, const ast::Program& program);
+
+/// program run / train on a mesh (the command line's or the model file's), called on every
+/// rank of `mpirun -np N` (commands_mesh.cpp; without MPI, an Error saying how to get it).
+int program_run_on_mesh(const ProgramRunArgs& args, const ast::Program& program, const Mesh& mesh);
+int program_train_on_mesh(const ProgramTrainArgs& args, const ast::Program& program, const Mesh& mesh);
 
 }  // namespace einexpr::cli

@@ -66,7 +66,7 @@ int program_cost_command(const ProgramCostArgs& args) {
     compared = compare(plan, c, o);
   }
   std::optional<MeshCost> meshed;
-  if (const std::optional<Mesh> mesh = program_mesh(program, args.mesh, args.shard, args.zero)) meshed = shard(plan, c, *mesh);
+  if (const std::optional<Mesh> mesh = program_mesh(program, args.mesh.dims, args.mesh.shard, args.mesh.zero)) meshed = shard(plan, c, *mesh);
   if (args.json) {
     write_program_cost_json(std::cout, plan, c, args.file, args.dtype, compared ? &*compared : nullptr,
                             meshed ? &*meshed : nullptr);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -133,6 +134,11 @@ int program_run_command(const ProgramRunArgs& args) {
   std::error_code ec;
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec))
     throw Error("cannot write to " + args.output_dir + ": it is not a directory");
+  if (const std::optional<Mesh> mesh = program_mesh(program, args.mesh.dims, args.mesh.shard)) {
+    if (device != Device::cpu())
+      throw Error("a run on a mesh runs each rank on the CPU for now, not " + args.run.device + " (NCCL is not in Debian 12)");
+    return program_run_on_mesh(args, program, *mesh);
+  }
   RunInputs in = read_inputs(program, args.args, device, false);
   ProgramOptions options;
   options.axes = in.lengths;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "args.hpp"
@@ -18,12 +19,7 @@
 
 namespace einexpr::cli {
 
-namespace {
-
 namespace fs = std::filesystem;
-
-// The step count beside the params and state (a '.' in it: no param is called that).
-constexpr const char* steps_file = "trainer.steps.npy";
 
 OptimizerOptions optimizer_options(const ProgramTrainArgs& a, const ast::Program& program) {
   OptimizerOptions o;
@@ -53,6 +49,11 @@ OptimizerOptions optimizer_options(const ProgramTrainArgs& a, const ast::Program
     throw UsageError("--momentum is for --optimizer momentum (sgd has none)");
   return o;
 }
+
+namespace {
+
+// The step count beside the params and state (a '.' in it: no param is called that).
+constexpr const char* steps_file = "trainer.steps.npy";
 
 struct StepRecord {
   double loss = 0, time_s = 0;
@@ -102,6 +103,8 @@ int program_train_command(const ProgramTrainArgs& args) {
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec))
     throw Error("cannot write to " + args.output_dir + ": it is not a directory");
   if (!(args.progress_s >= 0)) throw UsageError("--progress must be >= 0 seconds");
+  if (const std::optional<Mesh> mesh = program_mesh(program, args.mesh.dims, args.mesh.shard, args.mesh.zero))
+    return program_train_on_mesh(args, program, *mesh);
   const OptimizerOptions opt = optimizer_options(args, program);
   std::vector<std::string> tensor_args = args.args;
   if (!args.resume.empty()) {  // the params from the checkpoint

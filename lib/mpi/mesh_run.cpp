@@ -19,9 +19,6 @@
 
 namespace einexpr {
 
-namespace {
-
-// Everyone runs f; if any rank throws, every rank throws the first failing rank's message.
 void agree(MPI_Comm comm, const std::function<void()>& f) {
   std::string message;
   bool failed = false;
@@ -45,6 +42,8 @@ void agree(MPI_Comm comm, const std::function<void()>& f) {
   throw MeshError(size > 1 ? "rank " + std::to_string(first) + " of " + std::to_string(size) + ": " + message : message,
                   first);
 }
+
+namespace {
 
 MPI_Datatype mpi_type(DType d) {
   if (d == DType::f32) return MPI_FLOAT;

@@ -40,6 +40,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -62,6 +63,10 @@ class MeshError : public Error {
  private:
   int rank_;
 };
+
+/// Runs f on every rank of `comm` (a collective: every rank calls it); if it throws on any,
+/// it throws MeshError on every rank, with the first failing rank's message ("rank 1 of 4: ...").
+void agree(MPI_Comm comm, const std::function<void()>& f);
 
 /// One collective as a rank issued it.
 struct MeasuredCollective {

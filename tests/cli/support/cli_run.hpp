@@ -66,12 +66,14 @@ inline void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
 
 /// Runs EINEXPR_CLI with `args` in `cwd`. `env` entries are set in the child (an empty
 /// value unsets); EINEXPR_DEVICES is unset unless given, so the device table is the
-/// built-in one.
+/// built-in one. `launcher` (a path and its arguments, "mpirun -np 2") runs it, if given.
 inline CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                         const std::map<std::string, std::string>& env = {}) {
+                         const std::map<std::string, std::string>& env = {},
+                         const std::vector<std::string>& launcher = {}) {
   int out_pipe[2], err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv_s = {EINEXPR_CLI};
+  std::vector<std::string> argv_s = launcher;
+  argv_s.push_back(EINEXPR_CLI);
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
@@ -117,6 +119,11 @@ class Sandbox {
 
   CliResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) const {
     return run_cli(args, dir(), env);
+  }
+  /// The tool run by `launcher` ("mpirun -np 2 ...", its first word a path).
+  CliResult run_under(const std::vector<std::string>& launcher, const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env = {}) const {
+    return run_cli(args, dir(), env, launcher);
   }
 
   void write_npy(const std::string& name, const einexpr::Tensor& t, const einexpr::NpyWriteOptions& o = {}) const {
