@@ -220,6 +220,7 @@ class Collectives final : public StepHooks {
 
   std::vector<MeasuredCollective> log;
   std::map<int, std::byte*> params;  // a param's data (the trainer's), for ZeRO's gathers
+  bool synchronize = false;          // a barrier before each collective's clock (benchmarks)
 
   void statement_done(int s, std::byte* data, const Layout& layout, DType dtype) override {
     const auto it = forward_.find(s);
@@ -250,13 +251,18 @@ class Collectives final : public StepHooks {
       // ZeRO: this rank's part of the summed gradient, written back at its place
       EINEXPR_ASSERT(layout.is_contiguous(), "mesh run: the gradient " + label + " is not contiguous");
       const int d = mc_.dim_index(c->mesh_dim);
+      const double t0 = start(d);
       const std::int64_t n = layout.numel(), ranks = mc_.mesh.dims[static_cast<std::size_t>(d)].size, part = n / ranks;
       const std::size_t es = element_size(dtype);
-      std::vector<std::byte> mine(static_cast<std::size_t>(part) * es);
+      std::vector<std::byte>& mine = scratch_;  // this rank's part, then in its place
+      if (mine.size() < static_cast<std::size_t>(part) * es) mine.resize(static_cast<std::size_t>(part) * es);
+      const double m0 = MPI_Wtime();
       MPI_Reduce_scatter_block(grad, mine.data(), static_cast<int>(part), mpi_type(dtype), MPI_SUM,
                                mc_.comms[static_cast<std::size_t>(d)]);
-      std::memcpy(grad + static_cast<std::size_t>(mc_.coord[static_cast<std::size_t>(d)] * part) * es, mine.data(), mine.size());
-      record(label, "backward", CollectiveKind::reduce_scatter, d, n, dtype);
+      const double in_mpi = MPI_Wtime() - m0;
+      std::memcpy(grad + static_cast<std::size_t>(mc_.coord[static_cast<std::size_t>(d)] * part) * es, mine.data(),
+                  static_cast<std::size_t>(part) * es);
+      record(label, "backward", CollectiveKind::reduce_scatter, d, n, dtype, t0, in_mpi);
     }
   }
 
@@ -310,12 +316,19 @@ class Collectives final : public StepHooks {
   }
 
  private:
-  void record(const std::string& label, const std::string& phase, CollectiveKind kind, int d, std::int64_t elements, DType dtype) {
+  /// The clock's start for a collective on mesh dimension d (after a barrier when synchronizing).
+  double start(int d) const {
+    if (synchronize) MPI_Barrier(mc_.comms[static_cast<std::size_t>(d)]);
+    return MPI_Wtime();
+  }
+  void record(const std::string& label, const std::string& phase, CollectiveKind kind, int d, std::int64_t elements, DType dtype,
+              double started, double in_mpi) {
+    const double seconds = MPI_Wtime() - started;
     int ranks = 1;
     MPI_Comm_size(mc_.comms[static_cast<std::size_t>(d)], &ranks);
     const std::int64_t bytes = elements * static_cast<std::int64_t>(element_size(dtype));
     log.push_back({label, phase, kind, mc_.mesh.dims[static_cast<std::size_t>(d)].name, ranks, elements, bytes,
-                   bus_bytes(kind, bytes, ranks)});
+                   bus_bytes(kind, bytes, ranks), seconds, in_mpi});
   }
 
   void all_reduce(const Collective& c, const std::string& label, const std::string& phase, std::byte* data,
@@ -323,16 +336,22 @@ class Collectives final : public StepHooks {
     const int d = mc_.dim_index(c.mesh_dim);
     const std::int64_t n = layout.numel();
     MPI_Comm comm = mc_.comms[static_cast<std::size_t>(d)];
+    const double t0 = start(d);
+    double in_mpi = 0;
     if (layout.is_contiguous()) {
+      const double m0 = MPI_Wtime();
       MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type(dtype), op, comm);
+      in_mpi = MPI_Wtime() - m0;
     } else {  // a strided view: packed, reduced, written back
       const Layout packed = Layout::contiguous(layout.shape);
       std::vector<std::byte> tmp(static_cast<std::size_t>(n) * element_size(dtype));
       copy_strided(tmp.data(), packed, data, layout, element_size(dtype));
+      const double m0 = MPI_Wtime();
       MPI_Allreduce(MPI_IN_PLACE, tmp.data(), static_cast<int>(n), mpi_type(dtype), op, comm);
+      in_mpi = MPI_Wtime() - m0;
       copy_strided(data, layout, tmp.data(), packed, element_size(dtype));
     }
-    record(label, phase, CollectiveKind::all_reduce, d, n, dtype);
+    record(label, phase, CollectiveKind::all_reduce, d, n, dtype, t0, in_mpi);
   }
 
   // ZeRO's gather of the param (or layer slice) c.of: each rank's part into every rank's copy.
@@ -341,9 +360,11 @@ class Collectives final : public StepHooks {
     const std::int64_t base = t.role == TensorRole::layer ? t.layout.offset - local_.tensor(t.stacked).layout.offset : 0;
     const int d = mc_.dim_index(c.mesh_dim);
     const std::int64_t n = checked_numel(t.shape), part = n / mc_.mesh.dims[static_cast<std::size_t>(d)].size;
+    const double t0 = start(d);
     MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, param + static_cast<std::size_t>(base) * element_size(dtype),
                   static_cast<int>(part), mpi_type(dtype), mc_.comms[static_cast<std::size_t>(d)]);
-    record(t.name, phase, CollectiveKind::all_gather, d, n, dtype);
+    const double in_mpi = MPI_Wtime() - t0;
+    record(t.name, phase, CollectiveKind::all_gather, d, n, dtype, t0, in_mpi);
   }
 
   static void scale(std::byte* data, const Layout& layout, DType dtype, double by) {
@@ -367,6 +388,7 @@ class Collectives final : public StepHooks {
   const ProgramPlan& local_;
   std::map<int, std::vector<const Collective*>> forward_, backward_, gathers_;
   std::vector<const Collective*> zero3_forward_, zero3_backward_;
+  std::vector<std::byte> scratch_;  // a reduce-scatter's part (grown once, kept)
   std::map<int, std::int64_t> means_;
 };
 
@@ -551,6 +573,7 @@ TensorMap MeshTrainer::parameters() const {
 
 const std::vector<MeasuredCollective>& MeshTrainer::measured() const noexcept { return impl_->measured; }
 const MeshCost& MeshTrainer::predicted() const noexcept { return impl_->parts.predicted; }
+void MeshTrainer::synchronize_collectives(bool on) noexcept { impl_->hooks->synchronize = on; }
 const Trainer& MeshTrainer::local() const noexcept { return *impl_->trainer; }
 int MeshTrainer::rank() const noexcept { return impl_->mc->rank; }
 

@@ -78,6 +78,10 @@ struct MeasuredCollective {
   std::int64_t elements = 0; // handed to MPI (a reduce-scatter's and an all-gather's whole buffer)
   std::int64_t bytes = 0;
   std::int64_t bus_bytes = 0;  // 2(n−1)/n·bytes (all-reduce), (n−1)/n·bytes
+  double seconds = 0;        // from before its first copy to after its last: the MPI call and
+                             // what einexpr does around it (packing a strided tensor, placing a
+                             // reduce-scatter's part)
+  double mpi_seconds = 0;    // the MPI call's part of it
 };
 
 /// Each of `predicted` of the given phases matched by one of `measured` (phase, kind, mesh
@@ -115,6 +119,10 @@ class MeshTrainer {
   /// The collectives of the last step, as issued, and the cost's.
   const std::vector<MeasuredCollective>& measured() const noexcept;
   const MeshCost& predicted() const noexcept;
+  /// Benchmarks (bench/bench_mesh.cpp): a barrier on each collective's communicator before its
+  /// clock starts, so that `seconds` is the collective's, not the ranks' skew from the compute
+  /// before it. Not counted among the collectives (it moves no bytes).
+  void synchronize_collectives(bool on) noexcept;
   /// This rank's trainer (its params and optimizer state are its parts).
   const Trainer& local() const noexcept;
   int rank() const noexcept;
