@@ -1,6 +1,6 @@
 // read_device_file: the JSON device-file format (codegen/cost/devices.json is an example):
 //   [ { "name": "h100", "description": "...", "peak_flops": {"bf16": 989.5e12, ...},
-//       "bandwidth": 3.35e12, "source": "..." }, ... ]
+//       "bandwidth": 3.35e12, "memory": 80e9, "source": "..." }, ... ]   (memory optional)
 // name, peak_flops and bandwidth are required; description and source are optional
 // strings; any other key is an error (a typo would otherwise be ignored silently).
 #include <cmath>
@@ -39,8 +39,9 @@ DeviceSpec parse_entry(const json& entry, std::size_t index, const FileError& fa
   std::string where = "entry " + std::to_string(index);
   if (!entry.is_object()) fail(where + " is not an object");
   for (const auto& [key, value] : entry.items())
-    if (key != "name" && key != "description" && key != "peak_flops" && key != "bandwidth" && key != "source")
-      fail(where + ": unknown key \"" + key + "\" (expected name, description, peak_flops, bandwidth, source)");
+    if (key != "name" && key != "description" && key != "peak_flops" && key != "bandwidth" && key != "memory" &&
+        key != "source")
+      fail(where + ": unknown key \"" + key + "\" (expected name, description, peak_flops, bandwidth, memory, source)");
   if (!entry.contains("name") || !entry["name"].is_string() || entry["name"].get<std::string>().empty())
     fail(where + ": \"name\" must be a non-empty string");
   DeviceSpec d;
@@ -54,6 +55,7 @@ DeviceSpec parse_entry(const json& entry, std::size_t index, const FileError& fa
     d.peak_flops[key] = positive_number(value, where + ": peak_flops." + key, fail);
   if (!entry.contains("bandwidth")) fail(where + ": \"bandwidth\" (bytes/s) is missing");
   d.bandwidth = positive_number(entry["bandwidth"], where + ": bandwidth", fail);
+  if (entry.contains("memory")) d.memory = positive_number(entry["memory"], where + ": memory", fail);
   return d;
 }
 

@@ -28,25 +28,30 @@ std::vector<DeviceSpec> builtin_devices() {
       {"h100", "NVIDIA H100 SXM5 80 GB", hopper, 3.35e12,
        "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column: FP64 Tensor Core 67 TFLOPS, FP32 67, "
        "TF32 989, BF16 1979, FP16 1979, FP8 3958 TFLOPS with sparsity (dense: half), GPU memory bandwidth "
-       "3.35 TB/s. The seeds use 1979e12 / 2 and 3.35e12 (accelerator intensity 295.37)."},
+       "3.35 TB/s, GPU memory 80 GB. The seeds use 1979e12 / 2 and 3.35e12 (accelerator intensity 295.37).",
+       80e9},
       {"h200", "NVIDIA H200 SXM 141 GB", hopper, 4.8e12,
        "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column: the H100 SXM's compute (FP64 Tensor Core 67 "
        "TFLOPS, FP32 67, TF32 989, BF16 1979, FP16 1979, FP8 3958 TFLOPS with sparsity; dense: half), "
-       "GPU memory bandwidth 4.8 TB/s."},
+       "GPU memory 141 GB at 4.8 TB/s.",
+       141e9},
       {"a100", "NVIDIA A100 SXM4 80 GB",
        {{"f64", 19.5e12}, {"f32", 19.5e12}, {"tf32", 156e12}, {"bf16", 312e12}, {"f16", 312e12}}, 2.039e12,
        "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column: FP64 Tensor Core 19.5 TFLOPS, FP32 19.5, "
        "TF32 156, BF16 312, FP16 312 TFLOPS dense (312 / 624 / 624 with sparsity), GPU memory bandwidth "
-       "2,039 GB/s. No FP8."},
+       "2,039 GB/s, GPU memory 80 GB HBM2e. No FP8.",
+       80e9},
       {"t4", "NVIDIA T4 16 GB", {{"f32", 8.1e12}, {"f16", 65e12}}, 320e9,
        "NVIDIA T4 Tensor Core GPU datasheet: single precision 8.1 TFLOPS, mixed precision (FP16/FP32) "
-       "65 TFLOPS, GPU memory bandwidth 320 GB/s. It lists no FP64, BF16 or FP8 figure (Turing has no BF16 "
-       "tensor cores). The seeds' notebook promises 8e12 FLOP/s for it."},
+       "65 TFLOPS, GPU memory 16 GB GDDR6 at 320 GB/s. It lists no FP64, BF16 or FP8 figure (Turing has no BF16 "
+       "tensor cores). The seeds' notebook promises 8e12 FLOP/s for it.",
+       16e9},
       {"b200", "NVIDIA B200 (HGX B200, 180 GB, 1000 W)",
        {{"f64", 37e12}, {"f32", 75e12}, {"tf32", 1.1e15}, {"bf16", 2.25e15}, {"f16", 2.25e15}, {"fp8", 4.5e15}},
        7.7e12,
        "NVIDIA GB200 NVL72 datasheet, HGX B200 column, per GPU: FP64/FP64 Tensor Core 37 TFLOPS, FP32 75 "
-       "TFLOPS, TF32 2.2, FP16/BF16 4.5, FP8 9 PFLOPS with sparsity (dense: half), 180 GB HBM3E at 7.7 TB/s."},
+       "TFLOPS, TF32 2.2, FP16/BF16 4.5, FP8 9 PFLOPS with sparsity (dense: half), 180 GB HBM3E at 7.7 TB/s.",
+       180e9},
   };
 }
 

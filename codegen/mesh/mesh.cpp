@@ -30,6 +30,30 @@ std::string Mesh::str() const {
   return s;
 }
 
+const std::vector<Link>& links() {
+  static const std::vector<Link> table = {
+      {"nvlink", 450e9, 3.4e-6,
+       "NVIDIA H100 Tensor Core GPU datasheet, SXM: NVLink 900 GB/s per GPU, both directions (450 GB/s each); "
+       "α: NCCL src/graph/tuning.cc (commit 01afd20), hwLat NVLink, ring, Simple protocol, 3.4 µs"},
+      {"ib", 50e9, 9.6e-6,
+       "NVIDIA DGX H100: one ConnectX-7 NDR InfiniBand port of 400 Gb/s per GPU (50 GB/s each direction); "
+       "α: NCCL src/graph/tuning.cc (commit 01afd20), hwLat network, ring, Simple protocol, 9.6 µs"},
+      {"pcie", 64e9, 5.7e-6,
+       "PCI Express 5.0 x16: 32 GT/s per lane, 16 lanes, about 64 GB/s each direction; α: NCCL "
+       "src/graph/tuning.cc (commit 01afd20), hwLat PCI, ring, Simple protocol, 5.7 µs"},
+  };
+  return table;
+}
+
+const Link& find_link(std::string_view name) {
+  std::string known;
+  for (const Link& l : links()) {
+    if (l.name == name) return l;
+    known += (known.empty() ? "" : ", ") + l.name;
+  }
+  throw Error("no link kind '" + std::string(name) + "' (known: " + known + ")");
+}
+
 const char* name(CollectiveKind kind) noexcept {
   switch (kind) {
     case CollectiveKind::all_reduce: return "all-reduce";
@@ -140,6 +164,11 @@ class Sharder {
   MeshCost run();
 
  private:
+  const MeshDim* split_dim(const std::string& name) const {
+    for (const MeshDim& d : mesh_.dims)
+      if (d.name == name) return &d;
+    return nullptr;
+  }
   /// The mesh dimension `axis` is split over, or null.
   const MeshDim* over(const std::string& axis) const {
     const auto it = split_.find(axis);
@@ -150,6 +179,8 @@ class Sharder {
     return words(dim.substr(1, dim.size() - 2));
   }
   void check_layout() const;
+  /// Each collective's α-β time from its mesh dimension's link, the step's totals.
+  void time_collectives();
   /// The product of the sizes of the mesh dimensions that split tensor `id`.
   std::int64_t divisor(const ProgramTensor& t) const;
   /// The mesh dimensions any of `axes` is split over.
@@ -212,6 +243,37 @@ void Sharder::check_layout() const {
       }
     }
   }
+}
+
+void Sharder::time_collectives() {
+  MeshTiming& t = out_.timing;
+  t.device = cost_.timing.device;
+  if (t.error.empty() && !cost_.timing.error.empty()) t.error = cost_.timing.error;
+  for (const MeshDim& d : mesh_.dims)
+    if (d.link.empty() && d.size > 1 && t.error.empty())
+      t.error = "mesh dimension '" + d.name + "' has no link: give one as " + d.name + "=" + std::to_string(d.size) +
+                "@nvlink (links: nvlink, ib, pcie)";
+    else if (!d.link.empty() && t.error.empty())
+      try {
+        (void)find_link(d.link);
+      } catch (const Error& e) {
+        t.error = std::string("mesh dimension '") + d.name + "': " + e.what();
+      }
+  if (!t.error.empty()) {
+    t.compute_s = 0;
+    return;
+  }
+  for (Collective& c : out_.collectives) {
+    if (c.ranks <= 1) continue;
+    const MeshDim& d = *split_dim(c.mesh_dim);
+    const Link& l = find_link(d.link);
+    const double steps = static_cast<double>(c.kind == CollectiveKind::all_reduce ? 2 * (c.ranks - 1) : c.ranks - 1);
+    c.time_s = collective_base_latency_s + steps * l.latency_s + c.bus_bytes.to_double() / l.bandwidth;
+    (c.phase == "forward" ? t.forward_comm_s : c.phase == "backward" ? t.backward_comm_s : t.optimizer_comm_s) += c.time_s;
+  }
+  const double comm = t.forward_comm_s + t.backward_comm_s + t.optimizer_comm_s;
+  t.step_s = t.compute_s + comm;
+  t.overlapped_s = std::max(t.compute_s, comm);
 }
 
 std::int64_t Sharder::divisor(const ProgramTensor& t) const {
@@ -350,13 +412,19 @@ MeshCost Sharder::run() {
   out_.mesh = mesh_;
   check_layout();
   const BackwardPlan bwd = program_detail::plan_backward(plan_);
+  double forward_s = 0;  // per device
+  const DeviceSpec* device = nullptr;  // the roofline's, for each gradient's bound
+  if (cost_.timing.error.empty() && !cost_.timing.device.empty()) device = &find_device(cost_.timing.device);
   // forward: each statement's FLOPs over the dimensions its axes are split over; a sum over a
   // split axis completed at once
   for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
     const PlannedStatement& st = plan_.statements[i];
     const ProgramTensor& y = plan_.tensor(st.output);
     const std::int64_t div = product(dims_of(axes_of(st.plan, y)));
-    out_.forward_flops += per(cost_.statements.at(i).forward.flops, div);
+    const StatementCost& fc = cost_.statements.at(i);
+    out_.forward_flops += per(fc.forward.flops, div);
+    if (fc.roofline) forward_s += fc.roofline->time_s / static_cast<double>(div);
+    else if (!fc.is_view && out_.timing.error.empty()) out_.timing.error = fc.roofline_error;
     std::set<std::string> means;
     const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'", &means);
     const std::set<const MeshDim*> partial = dims_of(sums);
@@ -366,6 +434,7 @@ MeshCost Sharder::run() {
     add(y, partial, "forward", why, st.name, st, static_cast<int>(i), st.output);
     if (!means.empty()) out_.means.emplace_back(static_cast<int>(i), product(dims_of(means)));
   }
+  out_.timing.compute_s += forward_s;
   // backward: each gradient's FLOPs likewise; a gradient whose contributions are partial is
   // all-reduced once, after they are added
   std::map<int, std::pair<std::set<const MeshDim*>, std::string>> partial_grads;  // tensor -> dims, why
@@ -380,7 +449,18 @@ MeshCost Sharder::run() {
       const std::int64_t div = product(dims_of(axes_of(g.gradient.plan, x)));
       const std::size_t j = static_cast<std::size_t>(&g - bwd.gradients[i].data());
       const StatementCost& sc = cost_.statements.at(i);
-      out_.backward_flops += per(j < sc.gradients.size() ? sc.gradients[j].cost.flops : cost(g.gradient.plan).flops, div);
+      const Count whole = j < sc.gradients.size() ? sc.gradients[j].cost.flops : cost(g.gradient.plan).flops;
+      out_.backward_flops += per(whole, div);
+      // this gradient's own bound (as the cost's: a view moves nothing), on one device of `div`
+      if (j < sc.gradients.size() && device != nullptr) {
+        Cost gc = sc.gradients[j].cost;
+        if (gc.flops == Count{} && gc.bytes_planned == Count{}) gc.bytes_read = gc.bytes_written = Count{};
+        try {
+          out_.timing.compute_s += roofline(gc, *device).time_s / static_cast<double>(div);
+        } catch (const Error& e) {
+          if (out_.timing.error.empty()) out_.timing.error = e.what();
+        }
+      }
       const std::set<std::string> sums = summed(g.gradient.plan, "the gradient " + g.expression);
       // every contribution partial over the same dimensions: an all-reduce of their sum then
       // completes each (one complete and one partial would add the complete one n times)
@@ -403,13 +483,23 @@ MeshCost Sharder::run() {
       if (!first_reader.count(g.tensor)) first_reader[g.tensor] = &st;
     }
   }
-  // the gradients added together: (k - 1)·numel of a tensor read k times, on its shard
+  // the gradients added together: (k - 1)·numel of a tensor read k times, on its shard; their
+  // time the single device's accumulation time in proportion
+  Count added;
   for (std::size_t id = 0; id < plan_.tensors.size(); ++id)
     if (bwd.contributions[id] > 1) {
       const ProgramTensor& t = plan_.tensors[id];
-      out_.backward_flops +=
-          per(Count::from_int64(checked_numel(t.shape)) * Count::from_int64(bwd.contributions[id] - 1), divisor(t));
+      added += per(Count::from_int64(checked_numel(t.shape)) * Count::from_int64(bwd.contributions[id] - 1), divisor(t));
     }
+  out_.backward_flops += added;
+  if (cost_.accumulate_flops.raw() > 0) {
+    double gradients_s = 0;
+    for (const StatementCost& sc : cost_.statements) gradients_s += sc.backward_time_s;
+    out_.timing.compute_s +=
+        (cost_.timing.backward_s - gradients_s) * (added.to_double() / cost_.accumulate_flops.to_double());
+  }
+  // recomputed statements: the single device's time in the forward's proportion
+  if (cost_.timing.forward_s > 0) out_.timing.compute_s += cost_.timing.recompute_s * (forward_s / cost_.timing.forward_s);
   std::map<int, std::set<const MeshDim*>> data_parallel;  // a param -> the dimensions its gradient is summed over
   std::vector<std::pair<int, const PlannedStatement*>> zero_params;  // (tensor, where), for ZeRO's gathers
   for (auto it = partial_grads.rbegin(); it != partial_grads.rend(); ++it) {  // backward order
@@ -456,6 +546,9 @@ MeshCost Sharder::run() {
     out_.optimizer_bytes += per(n * Count(4u * static_cast<unsigned>(states)), part(1));
     out_.optimizer_flops += per(n * optimizer_flops_per_element(cost_.optimizer), part(1));
   }
+  if (cost_.optimizer_flops.raw() > 0)
+    out_.timing.compute_s += cost_.timing.optimizer_s * (out_.optimizer_flops.to_double() / cost_.optimizer_flops.to_double());
+  time_collectives();
   for (const KeptActivation& k : cost_.memory.kept) {
     const int id = plan_.tensor(k.tensor);
     const Count b = id < 0 ? k.bytes : per(k.bytes, divisor(plan_.tensor(id)));
@@ -492,6 +585,16 @@ std::string to_string(const MeshCost& m) {
   os << "  gradients   " << m.grads_bytes.str() << " B\n";
   os << "  optimizer   " << m.optimizer_bytes.str() << " B\n";
   os << "  activations " << m.activations_bytes.str() << " B  kept for the backward\n";
+  const MeshTiming& t = m.timing;
+  if (t.error.empty()) {
+    const double comm = t.forward_comm_s + t.backward_comm_s + t.optimizer_comm_s;
+    os << "  time        " << t.compute_s << " s compute (" << t.device << " roofline) + " << comm
+       << " s communication (forward " << t.forward_comm_s << ", backward " << t.backward_comm_s << ", optimizer "
+       << t.optimizer_comm_s << "; α-β, links: einexpr devices) = " << t.step_s << " s a step; " << t.overlapped_s
+       << " s if communication hides behind compute\n";
+  } else {
+    os << "  time        not known: " << t.error << "\n";
+  }
   os << "  collectives " << m.collectives.size() << ": forward " << m.forward_bus_bytes.str() << " B, backward "
      << m.backward_bus_bytes.str() << " B, optimizer " << m.optimizer_bus_bytes.str()
      << " B sent per device (nccl-tests' bus bytes)\n";

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "args.hpp"
+#include "einexpr/codegen/mesh.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 
@@ -218,7 +220,9 @@ int devices_command(const DevicesArgs& args) {
     for (const DeviceSpec& d : devices) {
       j.begin_object().field("name", d.name).field("description", d.description).key("peak_flops").begin_object();
       for (const auto& [key, peak] : d.peak_flops) j.field(key, peak);
-      j.end_object().field("bandwidth", d.bandwidth).field("source", d.source).end_object();
+      j.end_object().field("bandwidth", d.bandwidth);
+      if (d.memory > 0) j.field("memory", d.memory);
+      j.field("source", d.source).end_object();
     }
     j.end_array();
     return 0;
@@ -226,16 +230,27 @@ int devices_command(const DevicesArgs& args) {
   const std::vector<std::string> keys = peak_keys(devices);
   std::vector<std::string> header = {"name"};
   for (const std::string& k : keys) header.push_back(k);
-  header.insert(header.end(), {"bandwidth", "description"});
-  Table t(header, "l" + std::string(keys.size() + 1, 'r') + "l");
+  header.insert(header.end(), {"bandwidth", "memory", "description"});
+  Table t(header, "l" + std::string(keys.size() + 2, 'r') + "l");
   for (const DeviceSpec& d : devices) {
     std::vector<std::string> row = {d.name};
     for (const std::string& k : keys) row.push_back(peak_text(d, k));
-    row.insert(row.end(), {si(d.bandwidth, "B/s"), d.description});
+    row.insert(row.end(), {si(d.bandwidth, "B/s"), d.memory > 0 ? si(d.memory, "B") : "-", d.description});
     t.add(row);
   }
   std::cout << "promised dense peaks in FLOP/s by dtype, memory bandwidth\n" << t.str() << "sources\n";
   for (const DeviceSpec& d : devices) std::cout << "  " << d.name << ": " << d.source << '\n';
+  // the links of a mesh's dimensions ("dp=64@ib"), for program cost --mesh's α-β times
+  std::cout << "links between devices (program cost --mesh: t = " << collective_base_latency_s * 1e6
+            << " µs + steps·α + bus bytes / β)\n";
+  Table l({"link", "β", "α"}, "lrr");
+  for (const Link& k : links()) {
+    std::ostringstream alpha;
+    alpha << k.latency_s * 1e6 << " µs";
+    l.add({k.name, si(k.bandwidth, "B/s"), alpha.str()});
+  }
+  std::cout << l.str();
+  for (const Link& k : links()) std::cout << "  " << k.name << ": " << k.source << '\n';
   return 0;
 }
 

@@ -289,11 +289,21 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
     j.field("activations_bytes", mesh->activations_bytes);
     j.field("forward_bus_bytes", mesh->forward_bus_bytes).field("backward_bus_bytes", mesh->backward_bus_bytes);
     j.field("optimizer_bus_bytes", mesh->optimizer_bus_bytes);
+    const MeshTiming& t = mesh->timing;
+    j.key("timing").begin_object().field("device", t.device);
+    if (t.error.empty()) {
+      j.field("compute_s", t.compute_s).field("forward_comm_s", t.forward_comm_s);
+      j.field("backward_comm_s", t.backward_comm_s).field("optimizer_comm_s", t.optimizer_comm_s);
+      j.field("step_s", t.step_s).field("overlapped_s", t.overlapped_s);
+    } else {
+      j.field("error", t.error);
+    }
+    j.end_object();
     j.key("collectives").begin_array();
     for (const Collective& c : mesh->collectives) {
       j.begin_object().field("tensor", c.tensor).field("phase", c.phase).field("kind", name(c.kind));
       j.field("mesh_dim", c.mesh_dim).field("ranks", c.ranks).field("elements", c.elements).field("bytes", c.bytes);
-      j.field("bus_bytes", c.bus_bytes).field("why", c.why);
+      j.field("bus_bytes", c.bus_bytes).field("time_s", c.time_s).field("why", c.why);
       if (c.layer >= 0)
         j.key("block").begin_object().field("call", c.call).field("layer", static_cast<std::int64_t>(c.layer)).end_object();
       j.end_object();

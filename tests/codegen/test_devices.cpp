@@ -65,6 +65,8 @@ TEST_CASE("codegen/cost/devices.json is the built-in table of GPUs as a file", "
     CHECK(d.source == builtin.source);
     CHECK(d.bandwidth == builtin.bandwidth);
     CHECK(d.peak_flops == builtin.peak_flops);
+    CHECK(d.memory == builtin.memory);
+    CHECK(d.memory > 0);
   }
 }
 

@@ -136,3 +136,54 @@ TEST_CASE("mesh: ZeRO's stages, per device (2+2+K)Ψ, 4Ψ + KΨ/N, 2Ψ + (2+K)Ψ
   CHECK(moved[3] == Count(3u * 63u * 15000000000ULL / 64u));
   CHECK_THROWS_WITH(parse_mesh("dp=2", "", 4), Catch::Contains("0, 1, 2 or 3"));
 }
+
+TEST_CASE("mesh: each collective's α-β time from its link, and the step per device, added and overlapped") {
+  const ast::Program p = parse_program(test::read_model("gpt2.ein"), "gpt2.ein");
+  AxisLengths axes = sizes;
+  axes[1].second = 8;  // B
+  const ProgramPlan plan = plan_program(p, ProgramOptions{.axes = axes, .dtype = DType::bf16});
+  const ProgramCost c = cost(plan, {.device = "h100", .optimizer = Optimizer::adam, .mixed_precision = true});
+  REQUIRE(c.timing.error.empty());
+  const MeshCost m = shard(plan, c, parse_mesh("dp=4@ib tp=2@nvlink", "B:dp H:tp F:tp"));
+  REQUIRE(m.timing.error.empty());
+  CHECK(m.timing.device == "h100");
+  // NCCL's ring: 8.4 µs + steps · α + bus bytes / β, β and α the cited link figures
+  const std::map<std::string, std::pair<double, double>> link = {{"dp", {50e9, 9.6e-6}}, {"tp", {450e9, 3.4e-6}}};
+  double forward = 0, backward = 0, optimizer = 0;
+  for (const Collective& x : m.collectives) {
+    CAPTURE(x.tensor, x.phase, x.mesh_dim);
+    const auto [beta, alpha] = link.at(x.mesh_dim);
+    const double steps = x.kind == CollectiveKind::all_reduce ? 2.0 * static_cast<double>(x.ranks - 1) : static_cast<double>(x.ranks - 1);
+    CHECK(x.time_s == Approx(8.4e-6 + steps * alpha + x.bus_bytes.to_double() / beta).epsilon(1e-12));
+    (x.phase == "forward" ? forward : x.phase == "backward" ? backward : optimizer) += x.time_s;
+  }
+  CHECK(m.timing.forward_comm_s == Approx(forward).epsilon(1e-12));
+  CHECK(m.timing.backward_comm_s == Approx(backward).epsilon(1e-12));
+  CHECK(m.timing.step_s == Approx(m.timing.compute_s + forward + backward + optimizer).epsilon(1e-12));
+  CHECK(m.timing.overlapped_s == Approx(std::max(m.timing.compute_s, forward + backward + optimizer)).epsilon(1e-12));
+
+  // data parallelism alone: every statement and gradient has B, so each device's compute is the
+  // forward's and backward's bound over n; the optimizer updates whole (replicated) params, and
+  // a param read twice (wte) adds its two gradients whole on each device
+  const MeshCost d = shard(plan, c, parse_mesh("dp=4@ib", "B:dp"));
+  double gradients_s = 0;
+  for (const StatementCost& sc : c.statements) gradients_s += sc.backward_time_s;
+  const double added_s = c.timing.backward_s - gradients_s;  // the single device's accumulation
+  REQUIRE(added_s > 0);
+  CHECK(d.timing.compute_s > (c.timing.forward_s + gradients_s + added_s) / 4 + c.timing.optimizer_s);
+  CHECK(d.timing.compute_s < (c.timing.forward_s + gradients_s) / 4 + added_s + c.timing.optimizer_s);
+  {  // the lecture's model reads no tensor twice: exactly the bounds over n, and the update
+    const ast::Program lp = parse_program(test::read_model("lecture2.ein"), "lecture2.ein");
+    const ProgramPlan lplan = plan_program(lp);
+    const ProgramCost lc = cost(lplan, {.device = "h100", .optimizer = Optimizer::adam});
+    const MeshCost ld = shard(lplan, lc, parse_mesh("dp=4@ib", "B:dp"));
+    CHECK(ld.timing.compute_s == Approx((lc.timing.forward_s + lc.timing.backward_s) / 4 + lc.timing.optimizer_s).epsilon(1e-12));
+  }
+
+  // a dimension of more than one device without a link has no time (the counts stand)
+  const MeshCost none = shard(plan, c, parse_mesh("dp=4", "B:dp"));
+  CHECK(none.timing.error.find("mesh dimension 'dp' has no link: give one as dp=4@nvlink") != std::string::npos);
+  CHECK(none.backward_bus_bytes == d.backward_bus_bytes);
+  const MeshCost odd = shard(plan, c, parse_mesh("dp=4@carrier_pigeon", "B:dp"));
+  CHECK(odd.timing.error.find("no link kind 'carrier_pigeon' (known: nvlink, ib, pcie)") != std::string::npos);
+}

@@ -130,6 +130,8 @@ struct DeviceSpec {
   std::map<std::string, double> peak_flops;
   double bandwidth = 0;                // bytes / s
   std::string source;                  // datasheet / measurement it comes from
+  double memory = 0;                   // bytes of device memory (0: not given); program cost --search
+                                       // fits each device's share into it
 
   /// Peak for `dtype` (f8 types use "fp8"); throws Error naming the device and dtype
   /// when the table has no entry.

@@ -28,8 +28,8 @@
 // What this first cut does not do (a statement that needs it is an Error naming it and the
 // axis): a normalization, softmax, cross_entropy or get_at along a split axis (they need
 // their own collectives: statistics, vocabulary-parallel losses), a split axis that is not the
-// outermost of its composition, sequence parallelism's statement-level overrides, time under
-// an α-β model, and running on MPI.
+// outermost of its composition, sequence parallelism's statement-level overrides. Running it:
+// lib's mesh_run.hpp (MPI).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -69,6 +69,35 @@ Mesh parse_mesh(std::string_view dims, std::string_view shard, int zero = 0);
 std::optional<Mesh> program_mesh(const ast::Program& program, std::string_view dims = {}, std::string_view shard = {},
                                  int zero = 0);
 
+/// A link kind between devices, for the α-β time of a collective on a mesh dimension laid over
+/// it ("dp=64@ib"): a ring over n devices takes, as NCCL's own tuning model has it (its ring
+/// algorithm, Simple protocol),
+///   t = α0 + steps·α + bus_bytes / β      steps: 2(n−1) all-reduce, n−1 reduce-scatter, all-gather
+/// α0 NCCL's base latency, α the link's latency per step, β its bandwidth per device and
+/// direction (the bus bandwidth nccl-tests reports approaches it). links() lists the kinds.
+struct Link {
+  std::string name;        // "nvlink", "ib", "pcie"
+  double bandwidth = 0;    // β, bytes/s per device, one direction
+  double latency_s = 0;    // α per ring step
+  std::string source;
+};
+const std::vector<Link>& links();
+/// Error listing the kinds for a name that is none of them.
+const Link& find_link(std::string_view name);
+inline constexpr double collective_base_latency_s = 8.4e-6;  // α0: NCCL tuning.cc, baseLat ring/Simple
+
+/// A step per device in time: compute under the roofline, each collective under the α-β
+/// model, added (nothing overlapped) and as if communication hid entirely behind compute.
+struct MeshTiming {
+  std::string device;       // the roofline's (ProgramCost::timing.device)
+  double compute_s = 0;     // forward, backward and optimizer: each statement's and gradient's
+                            // roofline bound over the devices its axes are split across
+  double forward_comm_s = 0, backward_comm_s = 0, optimizer_comm_s = 0;
+  double step_s = 0;        // compute + communication
+  double overlapped_s = 0;  // max(compute, communication)
+  std::string error;        // non-empty: no time (a mesh dimension without a link, no roofline)
+};
+
 enum class CollectiveKind : unsigned char { all_reduce, reduce_scatter, all_gather };
 const char* name(CollectiveKind kind) noexcept;
 
@@ -84,6 +113,7 @@ struct Collective {
   std::string why;         // "sums over H (split over tp)"
   std::string call;        // in a block's layer: the call and the layer
   int layer = -1;
+  double time_s = 0;       // under the α-β model (0 when MeshCost::timing has an error)
   int statement = -1;      // forward: the statement whose result it completes
   int of = -1;             // backward and optimizer: the tensor whose gradient (or, ZeRO's
                            // gathers, which param) it completes
@@ -99,6 +129,7 @@ struct MeshCost {
   /// Statements that average over split axes (a mean): on each device the mean of its part,
   /// so the sum the all-reduce makes is this many times the mean (statement, devices).
   std::vector<std::pair<int, std::int64_t>> means;
+  MeshTiming timing;
 };
 
 /// The program on the mesh: checks the layout (every split axis is an axis of the program,
