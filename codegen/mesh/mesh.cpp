@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "einexpr/runtime/error.hpp"
+#include "mesh/sharder.hpp"
 #include "program/backward_plan.hpp"
 
 namespace einexpr {
@@ -156,7 +157,8 @@ Count per(const Count& a, std::int64_t d) { return Count::from_u128(a.raw() / st
 
 class Sharder {
  public:
-  Sharder(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh) : plan_(plan), cost_(cost), mesh_(mesh) {
+  Sharder(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh, const BackwardPlan& bwd)
+      : plan_(plan), cost_(cost), mesh_(mesh), bwd_(bwd) {
     for (const auto& [axis, dim] : mesh.shard)
       for (const MeshDim& d : mesh.dims)
         if (d.name == dim) split_[axis] = &d;
@@ -213,6 +215,7 @@ class Sharder {
   const ProgramPlan& plan_;
   const ProgramCost& cost_;
   const Mesh& mesh_;
+  const BackwardPlan& bwd_;
   std::map<std::string, const MeshDim*> split_;
   MeshCost out_;
 };
@@ -260,7 +263,7 @@ void Sharder::time_collectives() {
         t.error = std::string("mesh dimension '") + d.name + "': " + e.what();
       }
   if (!t.error.empty()) {
-    t.compute_s = 0;
+    t.compute_s = t.optimizer_compute_s = 0;
     return;
   }
   for (Collective& c : out_.collectives) {
@@ -411,7 +414,7 @@ void Sharder::add_param(CollectiveKind kind, const ProgramTensor& t, const MeshD
 MeshCost Sharder::run() {
   out_.mesh = mesh_;
   check_layout();
-  const BackwardPlan bwd = program_detail::plan_backward(plan_);
+  const BackwardPlan& bwd = bwd_;
   double forward_s = 0;  // per device
   const DeviceSpec* device = nullptr;  // the roofline's, for each gradient's bound
   if (cost_.timing.error.empty() && !cost_.timing.device.empty()) device = &find_device(cost_.timing.device);
@@ -547,7 +550,9 @@ MeshCost Sharder::run() {
     out_.optimizer_flops += per(n * optimizer_flops_per_element(cost_.optimizer), part(1));
   }
   if (cost_.optimizer_flops.raw() > 0)
-    out_.timing.compute_s += cost_.timing.optimizer_s * (out_.optimizer_flops.to_double() / cost_.optimizer_flops.to_double());
+    out_.timing.optimizer_compute_s =
+        cost_.timing.optimizer_s * (out_.optimizer_flops.to_double() / cost_.optimizer_flops.to_double());
+  out_.timing.compute_s += out_.timing.optimizer_compute_s;
   time_collectives();
   for (const KeptActivation& k : cost_.memory.kept) {
     const int id = plan_.tensor(k.tensor);
@@ -571,8 +576,13 @@ std::string per_layer_name(const Collective& c) {
 
 }  // namespace
 
+MeshCost mesh_detail::shard(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh, const BackwardPlan& bwd) {
+  return Sharder(plan, cost, mesh, bwd).run();
+}
+
 MeshCost shard(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mesh) {
-  return Sharder(plan, cost, mesh).run();
+  const BackwardPlan bwd = program_detail::plan_backward(plan);
+  return Sharder(plan, cost, mesh, bwd).run();
 }
 
 std::string to_string(const MeshCost& m) {

@@ -428,6 +428,15 @@ void add_program_cost(Cli& cli, CLI::App* program) {
       ->type_name("VAR=AXIS")
       ->delimiter(',');
   add_mesh_options(sub, a.mesh, true);
+  sub->add_flag("--search", a.search,
+                "The fastest layouts on --devices N: every size of the mesh's dimensions (its links and the axes split "
+                "over them as given; sizes ignored), ZeRO stage, micro-batch count and recomputation, costed exactly, "
+                "ranked by step time among those that fit each device's memory");
+  sub->add_option("--devices", a.devices, "--search: the devices to lay the program over")->type_name("N");
+  sub->add_option("--node", a.node, "--search: the devices the nvlink dimensions may span together (one node)")
+      ->type_name("N")
+      ->capture_default_str();
+  sub->add_option("--batch-axis", a.batch_axis, "--search: the axis micro-batches cut")->type_name("AXIS")->capture_default_str();
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"

@@ -131,6 +131,10 @@ struct ProgramCostArgs {
   bool compare = false;                   // the published formulas beside the exact counts
   std::vector<std::string> compare_axes;  // VAR=AXIS[*AXIS...]: the formulas' variables
   MeshArgs mesh;                          // per device on this mesh
+  bool search = false;                    // the fastest layouts of the mesh's template on `devices`
+  std::int64_t devices = 0;
+  std::int64_t node = 8;                  // devices the nvlink dimensions may span together
+  std::string batch_axis = "B";           // what micro-batches cut
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);

@@ -52,6 +52,37 @@ int program_cost_command(const ProgramCostArgs& args) {
   find_device(args.device);  // an unknown device: exit 1 before any work
   const ast::Program program = read_program_file(args.file);
   cost_options.recompute = recompute_options(args.recompute, program);
+  if (args.search) {
+    const std::optional<Mesh> shape = program_mesh(program, args.mesh.dims, args.mesh.shard);
+    if (!shape) throw UsageError("--search sizes a mesh: give its dimensions and links (--mesh 'dp=1@ib tp=1@nvlink' "
+                                 "--shard 'B:dp H:tp F:tp', sizes ignored) or a mesh line");
+    const LayoutSearch s =
+        search_layouts(program, options, cost_options, *shape, {.devices = args.devices, .node = args.node, .batch_axis = args.batch_axis});
+    if (!args.json) {
+      std::cout << to_string(s);
+      return 0;
+    }
+    JsonWriter j(std::cout);
+    j.begin_object().field("device", s.device).field("device_memory", s.device_memory).field("devices", s.devices);
+    j.field("tried", static_cast<std::int64_t>(s.tried)).field("fit", static_cast<std::int64_t>(s.fit)).field("seconds", s.seconds);
+    j.key("fastest").begin_array();
+    for (const LayoutChoice& c : s.fastest) {
+      j.begin_object().field("mesh", c.mesh.str()).field("zero", static_cast<std::int64_t>(c.mesh.zero));
+      j.field("micro_batches", static_cast<std::int64_t>(c.micro_batches)).field("recompute", c.recompute);
+      j.field("compute_s", c.compute_s).field("micro_comm_s", c.micro_comm_s).field("step_comm_s", c.step_comm_s);
+      j.field("step_s", c.step_s).field("overlapped_s", c.overlapped_s).field("memory_bytes", c.memory_bytes);
+      j.field("params_bytes", c.micro.params_bytes).field("grads_bytes", c.micro.grads_bytes);
+      j.field("optimizer_bytes", c.micro.optimizer_bytes).field("activations_bytes", c.micro.activations_bytes);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("refused").begin_array();
+    for (const std::string& r : s.refused) j.value(r);
+    j.end_array().end_object();
+    std::cout << "\n";
+    return 0;
+  }
+  if (args.devices != 0) throw UsageError("--devices is for --search");
   const ProgramPlan plan = plan_program(program, options);
   const ProgramCost c = cost(plan, cost_options);
   std::optional<Comparisons> compared;

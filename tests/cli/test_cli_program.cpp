@@ -456,3 +456,45 @@ TEST_CASE("program run: a failed run leaves no file behind, and exit statuses", 
   CHECK(help.status == 0);
   CHECK_THAT(help.out, Catch::Contains("--optimizer"));
 }
+
+TEST_CASE("program cost --search: the fastest layouts that fit, the first term by term, and the time of each collective", "[program][block]") {
+  Sandbox box;
+  box.write_bytes("gpt2.ein", test::read_model("gpt2.ein"));
+  const std::vector<std::string> args = {"program", "cost", "gpt2.ein", "L=2", "B=8", "S=8", "T=8", "D=16", "H=4", "K=4",
+                                         "F=64", "V=32", "--dtype", "bf16", "--optimizer", "adam", "--mixed-precision",
+                                         "--mesh", "dp=1@ib tp=1@nvlink", "--shard", "B:dp H:tp F:tp", "--search",
+                                         "--devices", "8", "--node", "4"};
+  const test::CliResult r = box.run(args);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("layouts on 8 h100 (80 GB each): 48 tried, 48 fit"));
+  CHECK_THAT(r.out, Catch::Contains("the first, term by term ("));
+  CHECK_THAT(r.out, Catch::Contains("  compute      "));
+  CHECK_THAT(r.out, Catch::Contains("  memory       "));
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const nlohmann::json j = json_of(box, json_args);
+  CHECK(j["tried"] == 48);
+  REQUIRE(j["fastest"].size() == 5);
+  double last = 0;
+  for (const nlohmann::json& c : j["fastest"]) {
+    CHECK(c["step_s"].get<double>() >= last);
+    last = c["step_s"].get<double>();
+    CHECK(u64(c["memory_bytes"]) == u64(c["params_bytes"]) + u64(c["grads_bytes"]) + u64(c["optimizer_bytes"]) +
+                                        u64(c["activations_bytes"]));
+  }
+  // the times: the α-β model on the mesh's links, in --mesh's report too
+  const nlohmann::json m = json_of(box, {"program", "cost", "gpt2.ein", "L=2", "B=8", "S=8", "T=8", "D=16", "H=4", "K=4",
+                                         "F=64", "V=32", "--dtype", "bf16", "--mesh", "dp=2@ib tp=2@nvlink", "--shard",
+                                         "B:dp H:tp F:tp", "--json"})["mesh"];
+  CHECK(m["timing"]["device"] == "h100");
+  CHECK(m["timing"]["step_s"].get<double>() > m["timing"]["compute_s"].get<double>());
+  for (const nlohmann::json& c : m["collectives"]) CHECK(c["time_s"].get<double>() > 8.4e-6);
+  // --devices without --search, and a search without a mesh
+  std::vector<std::string> no_search(args.begin(), args.end() - 5);  // without --search --devices 8 --node 4
+  no_search.insert(no_search.end(), {"--devices", "8"});
+  CHECK(box.run(no_search).status == 2);
+  const test::CliResult no_mesh = box.run({"program", "cost", "gpt2.ein", "--search", "--devices", "8"});
+  CHECK(no_mesh.status == 2);
+  CHECK_THAT(no_mesh.err, Catch::Contains("--search sizes a mesh"));
+}

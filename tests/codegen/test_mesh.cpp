@@ -5,6 +5,7 @@
 // gradient all-reduce, 2(n−1)/n·Ψ; and the layout's errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -186,4 +187,57 @@ TEST_CASE("mesh: each collective's α-β time from its link, and the step per de
   CHECK(none.backward_bus_bytes == d.backward_bus_bytes);
   const MeshCost odd = shard(plan, c, parse_mesh("dp=4@carrier_pigeon", "B:dp"));
   CHECK(odd.timing.error.find("no link kind 'carrier_pigeon' (known: nvlink, ib, pcie)") != std::string::npos);
+}
+
+TEST_CASE("mesh: --search tries every mesh size, ZeRO stage, micro-batch count and recomputation, the fastest that fit first") {
+  const ast::Program p = parse_program(test::read_model("gpt2.ein"), "gpt2.ein");
+  AxisLengths axes = sizes;
+  axes[1].second = 8;  // B
+  const ProgramOptions o{.axes = axes, .dtype = DType::bf16};
+  const ProgramCostOptions co{.device = "h100", .optimizer = Optimizer::adam, .mixed_precision = true};
+  const Mesh shape = parse_mesh("dp=1@ib tp=1@nvlink", "B:dp H:tp F:tp");
+  const LayoutSearch s = search_layouts(p, o, co, shape, {.devices = 8, .node = 4, .top = 100});
+  // dp × tp = 8 with tp (nvlink) within a node of 4 and H = 4: (8, 1), (4, 2), (2, 4); B = 8 cut
+  // into m = 1, 2, ... B/dp micro-batches; ZeRO 0-3; recompute none or layers
+  // m: dp=8 {1}, dp=4 {1, 2}, dp=2 {1, 2, 4}: 6, each with 4 stages and 2 recomputations
+  CHECK(s.tried == 6 * 4 * 2);
+  CHECK(s.fit == s.tried);  // a tiny model fits anywhere
+  REQUIRE(!s.fastest.empty());
+  for (std::size_t i = 0; i < s.fastest.size(); ++i) {
+    const LayoutChoice& c = s.fastest[i];
+    CAPTURE(i, c.mesh.str(), c.micro_batches, c.recompute);
+    if (i > 0) CHECK(s.fastest[i - 1].step_s <= c.step_s);
+    CHECK(c.memory_bytes.to_double() <= s.device_memory);
+    CHECK(c.mesh.devices() == 8);
+    CHECK(c.mesh.dims[1].size <= 4);  // tp within the node
+    // the terms add up: m micro-batches' compute and collectives, the once-a-step ones once
+    const double m = c.micro_batches;
+    CHECK(c.compute_s == Approx(m * (c.micro.timing.compute_s - c.micro.timing.optimizer_compute_s) +
+                                c.micro.timing.optimizer_compute_s));
+    CHECK(c.step_s == Approx(c.compute_s + m * c.micro_comm_s + c.step_comm_s));
+    CHECK(c.memory_bytes == c.micro.params_bytes + c.micro.grads_bytes + c.micro.optimizer_bytes + c.micro.activations_bytes);
+  }
+  // a choice is the cost of its layout: the first one again, by plan, cost and shard
+  const LayoutChoice& first = s.fastest.front();
+  AxisLengths at = axes;
+  at[1].second = 8 / first.micro_batches;
+  const ProgramPlan plan = plan_program(p, ProgramOptions{.axes = at, .dtype = DType::bf16});
+  ProgramCostOptions again = co;
+  if (first.recompute == "none") again.recompute = RecomputeOptions{};
+  else {
+    again.recompute = RecomputeOptions{.mode = RecomputeMode::checkpoints};
+    for (std::int64_t l = 0; l < plan.blocks[0].layers; ++l)
+      again.recompute->checkpoints.push_back(
+          plan.statements.at(static_cast<std::size_t>(plan.blocks[0].first + (l + 1) * plan.blocks[0].per_layer - 1)).name);
+  }
+  const MeshCost direct = shard(plan, cost(plan, again), first.mesh);
+  CHECK(direct.backward_bus_bytes == first.micro.backward_bus_bytes);
+  CHECK(direct.activations_bytes == first.micro.activations_bytes);
+  CHECK(direct.timing.compute_s == Approx(first.micro.timing.compute_s));
+
+  // H = 4 does not split over 8: that mesh is refused, and said so
+  const LayoutSearch wide = search_layouts(p, o, co, shape, {.devices = 8, .node = 8});
+  CHECK(std::any_of(wide.refused.begin(), wide.refused.end(),
+                    [](const std::string& r) { return r.find("axis H is 4, which does not split over tp=8") != std::string::npos; }));
+  CHECK_THROWS_WITH(search_layouts(p, o, {.device = "cpu"}, shape, {.devices = 8}), Catch::Contains("has none for 'cpu'"));
 }

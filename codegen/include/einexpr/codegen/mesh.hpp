@@ -92,6 +92,7 @@ struct MeshTiming {
   std::string device;       // the roofline's (ProgramCost::timing.device)
   double compute_s = 0;     // forward, backward and optimizer: each statement's and gradient's
                             // roofline bound over the devices its axes are split across
+  double optimizer_compute_s = 0;  // of which the update's
   double forward_comm_s = 0, backward_comm_s = 0, optimizer_comm_s = 0;
   double step_s = 0;        // compute + communication
   double overlapped_s = 0;  // max(compute, communication)
@@ -141,5 +142,55 @@ MeshCost shard(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mes
 
 /// The per-device tables: FLOPs, memory and the collectives (a block's layers folded).
 std::string to_string(const MeshCost& m);
+
+/// program cost --search: the layouts of a program on `devices` devices. The mesh's dimensions
+/// (names, links) and the axes split over them come from a template mesh (the file's mesh and
+/// shard lines, or the command line's; its sizes are ignored); the search tries every size of
+/// each dimension whose product is `devices` (the nvlink dimensions together within one
+/// node), every ZeRO stage, the batch cut into 1, 2, 4, ... micro-batches, and the backward
+/// keeping everything or recomputing each layer from its input ("layers": each block layer's
+/// last statement kept). Each is costed exactly (plan, cost, shard at the micro-batch's size),
+/// then a step per device is
+///   compute   m · (a micro-batch's forward and backward) + the update
+///   comm      m · (its forward and backward collectives, ZeRO-3's gathers, and from ZeRO-2 on
+///             the gradients' reduce-scatters) + the update's collectives and (ZeRO 0-1: whole
+///             gradients on each device, the micro-batches' added first) the gradients', once
+///   memory    params + gradients + optimizer state + one micro-batch's kept activations
+/// and the layouts whose memory fits the device's (the device table's `memory`) are ranked by
+/// step time (compute + comm; `overlapped` is max of the two).
+struct SearchOptions {
+  std::int64_t devices = 0;
+  std::int64_t node = 8;            // devices the nvlink dimensions may span together
+  std::string batch_axis = "B";     // what micro-batches cut
+  std::size_t top = 5;
+};
+
+struct LayoutChoice {
+  Mesh mesh;                        // sizes, shard, ZeRO stage
+  int micro_batches = 1;
+  std::string recompute;            // "none" or "layers"
+  MeshCost micro;                   // one micro-batch on the mesh (with the step's update)
+  std::vector<bool> once;           // per collective of `micro`: once a step (the update's; the
+                                    // params' gradients under ZeRO 0-1), else each micro-batch's
+  double compute_s = 0, micro_comm_s = 0, step_comm_s = 0;  // step_comm_s: the once-a-step part
+  double step_s = 0, overlapped_s = 0;
+  Count memory_bytes;
+};
+
+struct LayoutSearch {
+  std::string device;
+  double device_memory = 0;         // bytes
+  std::int64_t devices = 0;
+  std::vector<LayoutChoice> fastest;  // those that fit, fastest first (at most top)
+  std::size_t tried = 0, fit = 0;
+  std::vector<std::string> refused;   // a layout shard() refuses, one line per reason, with a count
+  double seconds = 0;                 // the search's own time
+};
+
+/// Error: no device memory in the table, a template without dimensions, no batch axis.
+LayoutSearch search_layouts(const ast::Program& program, const ProgramOptions& options,
+                            const ProgramCostOptions& cost_options, const Mesh& shape, const SearchOptions& search);
+/// The ranking, and the first choice term by term.
+std::string to_string(const LayoutSearch& s);
 
 }  // namespace einexpr
