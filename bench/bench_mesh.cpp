@@ -93,17 +93,26 @@ sq = map(h2, "B K -> B K", "square")
 loss = reduce(sq, "B K ->", "mean")
 )";
 
-void collectives(const Config& c, int steps) {
-  const ast::Program p = parse_program(lecture, "lecture2_big.ein");
-  const ProgramPlan plan = plan_program(p);
-  TensorMap params;
-  std::uint64_t seed = 1;
-  for (const ProgramTensor& t : plan.tensors)
-    if (t.role == TensorRole::param) params[t.name] = Tensor::randn(t.shape, DType::f32, seed++);
-  const TensorMap inputs{{"x", Tensor::randn({512, 1024}, DType::f32, 99)}};
+// The program, its random params and input, and Adam keeping everything (no recomputation).
+struct Workload {
+  ast::Program program = parse_program(lecture, "lecture2_big.ein");
+  TensorMap params, inputs{{"x", Tensor::randn({512, 1024}, DType::f32, 99)}};
   OptimizerOptions opt;
-  opt.kind = Optimizer::adam;
-  opt.recompute = RecomputeOptions{};
+  Workload() {
+    std::uint64_t seed = 1;
+    for (const ProgramTensor& t : plan_program(program).tensors)
+      if (t.role == TensorRole::param) params[t.name] = Tensor::randn(t.shape, DType::f32, seed++);
+    opt.kind = Optimizer::adam;
+    opt.recompute = RecomputeOptions{};
+  }
+};
+
+void collectives(const Config& c, int steps) {
+  const Workload w;
+  const ast::Program& p = w.program;
+  const TensorMap& params = w.params;
+  const TensorMap& inputs = w.inputs;
+  const OptimizerOptions& opt = w.opt;
   const Mesh mesh = parse_mesh(c.dims, c.shard, c.zero);
   MeshTrainer t(MPI_COMM_WORLD, p, mesh, {}, opt, params);
   t.synchronize_collectives(true);
@@ -146,16 +155,11 @@ void collectives(const Config& c, int steps) {
 
 void one_rank_mesh(int steps) {
   if (world != 1) return;
-  const ast::Program p = parse_program(lecture, "lecture2_big.ein");
-  const ProgramPlan plan = plan_program(p);
-  TensorMap params;
-  std::uint64_t seed = 1;
-  for (const ProgramTensor& t : plan.tensors)
-    if (t.role == TensorRole::param) params[t.name] = Tensor::randn(t.shape, DType::f32, seed++);
-  const TensorMap inputs{{"x", Tensor::randn({512, 1024}, DType::f32, 99)}};
-  OptimizerOptions opt;
-  opt.kind = Optimizer::adam;
-  opt.recompute = RecomputeOptions{};
+  const Workload w;
+  const ast::Program& p = w.program;
+  const TensorMap& params = w.params;
+  const TensorMap& inputs = w.inputs;
+  const OptimizerOptions& opt = w.opt;
   Trainer plain = compile_training(p, {}, opt, params);
   MeshTrainer meshed(MPI_COMM_WORLD, p, parse_mesh("dp=1", "B:dp"), {}, opt, params);
   std::vector<double> a, b;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 #include <variant>
 
@@ -27,6 +28,10 @@ std::string Mesh::str() const {
   for (const MeshDim& d : dims) s += (s.empty() ? "" : " ") + d.name + "=" + std::to_string(d.size) + (d.link.empty() ? "" : "@" + d.link);
   s += ";";
   for (const auto& [axis, dim] : shard) s += " " + axis + ":" + dim;
+  for (const ShardOverride& o : at) {
+    s += " " + o.axis + ":" + o.dim + "@";
+    for (std::size_t i = 0; i < o.statements.size(); ++i) s += (i ? "+" : "") + o.statements[i];
+  }
   if (zero > 0) s += "; ZeRO-" + std::to_string(zero);
   return s;
 }
@@ -110,20 +115,45 @@ Mesh parse_mesh(std::string_view dims, std::string_view shard, int zero) {
   }
   if (m.dims.empty()) throw Error("mesh: no dimension given (e.g. 'dp=64@ib tp=8@nvlink')");
   for (const std::string& w : words(shard)) {
-    const std::size_t colon = w.find(':');
-    const std::string axis = w.substr(0, colon), dim = colon == std::string::npos ? "" : w.substr(colon + 1);
+    const std::size_t colon = w.find(':'), at = w.find('@');
+    const std::string axis = w.substr(0, colon);
+    const std::string dim = colon == std::string::npos ? "" : w.substr(colon + 1, at == std::string::npos ? std::string::npos : at - colon - 1);
     if (colon == std::string::npos || !is_name(axis) || !is_name(dim))
-      throw Error("shard: '" + w + "' is not AXIS:MESHDIM (e.g. 'B:dp H:tp F:tp')");
+      throw Error("shard: '" + w + "' is not AXIS:MESHDIM (e.g. 'B:dp H:tp F:tp') or AXIS:MESHDIM@STATEMENT+... "
+                  "(e.g. 'S:tp@ln1+h')");
     if (std::none_of(m.dims.begin(), m.dims.end(), [&](const MeshDim& d) { return d.name == dim; })) {
       std::string known;
       for (const MeshDim& d : m.dims) known += (known.empty() ? "" : ", ") + d.name;
       throw Error("shard: '" + w + "' lays axis " + axis + " over '" + dim + "', which the mesh has not (its dimensions: " +
                   known + ")");
     }
+    if (at != std::string::npos) {  // a layout of some statements' results
+      ShardOverride o{axis, dim, {}};
+      std::string name;
+      for (const char c : w.substr(at + 1) + "+") {
+        if (c != '+') {
+          name += c;
+          continue;
+        }
+        if (name.empty() || !std::all_of(name.begin(), name.end(), [](char x) {
+              return std::isalnum(static_cast<unsigned char>(x)) || x == '_' || x == '.';
+            }))
+          throw Error("shard: '" + w + "' names its statements as NAME+NAME+... (e.g. 'S:tp@ln1+h')");
+        o.statements.push_back(name);
+        name.clear();
+      }
+      m.at.push_back(std::move(o));
+      continue;
+    }
     for (const auto& [a, d] : m.shard)
       if (a == axis) throw Error("shard: axis " + axis + " is laid out twice (over " + d + " and " + dim + ")");
     m.shard.emplace_back(axis, dim);
   }
+  for (const ShardOverride& o : m.at)
+    for (const auto& [a, d] : m.shard)
+      if (a == o.axis)
+        throw Error("shard: axis " + a + " is laid out over " + d + " everywhere and over " + o.dim +
+                    " in some statements: a statement's layout adds an axis the others keep whole");
   return m;
 }
 
@@ -162,10 +192,44 @@ class Sharder {
     for (const auto& [axis, dim] : mesh.shard)
       for (const MeshDim& d : mesh.dims)
         if (d.name == dim) split_[axis] = &d;
+    for (const ShardOverride& o : mesh.at)
+      for (const std::string& st : o.statements) at_[st].push_back(&o);
   }
   MeshCost run();
 
  private:
+  /// A statement's name within its block's layer ("ln1" for "hL[3].ln1").
+  std::string body_name(const PlannedStatement& st) const {
+    if (st.call < 0) return st.name;
+    const std::string prefix = plan_.blocks.at(static_cast<std::size_t>(st.call)).name + "[" + std::to_string(st.layer) + "].";
+    return st.name.rfind(prefix, 0) == 0 ? st.name.substr(prefix.size()) : st.name;
+  }
+  /// The statement-level layouts of a statement's result (its dropout mask's: the dropout's).
+  std::vector<const ShardOverride*> overrides_of(const PlannedStatement& st) const {
+    std::string name = body_name(st);
+    if (auto it = at_.find(name); it != at_.end()) return it->second;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".mask") == 0)
+      if (auto it = at_.find(name.substr(0, name.size() - 5)); it != at_.end()) return it->second;
+    return {};
+  }
+  /// Tensor `id`'s layout: each axis split in it (the outermost of its dim) and over what.
+  std::map<std::string, const MeshDim*> layout(int id) const {
+    const ProgramTensor& t = plan_.tensor(id);
+    std::map<std::string, const MeshDim*> out;
+    std::set<std::string> outer;
+    for (const std::string& dim : t.dims) {
+      const std::string a = atoms(dim).front();
+      outer.insert(a);
+      if (const MeshDim* d = over(a)) out[a] = d;
+    }
+    if (t.role == TensorRole::statement)
+      for (const ShardOverride* o : overrides_of(plan_.statements.at(static_cast<std::size_t>(t.statement))))
+        if (outer.count(o->axis)) out[o->axis] = split_dim(o->dim);
+    return out;
+  }
+  /// An all-gather of tensor `id` (or its gradient) whole along `d`, once per key.
+  void gather(int id, const MeshDim& d, const std::string& phase, const std::string& label, const std::string& why,
+              const PlannedStatement& st, int statement);
   const MeshDim* split_dim(const std::string& name) const {
     for (const MeshDim& d : mesh_.dims)
       if (d.name == name) return &d;
@@ -217,8 +281,35 @@ class Sharder {
   const Mesh& mesh_;
   const BackwardPlan& bwd_;
   std::map<std::string, const MeshDim*> split_;
+  std::map<std::string, std::vector<const ShardOverride*>> at_;  // statement (body) name -> its layouts
+  std::vector<std::map<std::string, const MeshDim*>> runs_split_;  // per statement: the axes it runs split
+  std::set<std::tuple<std::string, int, const MeshDim*>> gathered_;  // (phase + label kind, tensor, dim) done
   MeshCost out_;
 };
+
+void Sharder::gather(int id, const MeshDim& d, const std::string& phase, const std::string& label, const std::string& why,
+                     const PlannedStatement& st, int statement) {
+  if (!gathered_.emplace(phase + " " + label, id, &d).second) return;
+  const ProgramTensor& t = plan_.tensor(id);
+  Collective c;
+  c.tensor = label;
+  c.phase = phase;
+  c.kind = CollectiveKind::all_gather;
+  c.mesh_dim = d.name;
+  c.ranks = d.size;
+  c.elements = per(Count::from_int64(checked_numel(t.shape)), divisor(t)) * Count::from_int64(d.size);  // gathered
+  c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(t.dtype)));
+  c.bus_bytes = per(c.bytes * Count::from_int64(d.size - 1), d.size);
+  c.why = why;
+  c.statement = statement;
+  c.of = id;
+  if (st.call >= 0) {
+    c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
+    c.layer = st.layer;
+  }
+  (phase == "forward" ? out_.forward_bus_bytes : out_.backward_bus_bytes) += c.bus_bytes;
+  out_.collectives.push_back(c);
+}
 
 void Sharder::check_layout() const {
   for (const auto& [axis, dim] : mesh_.shard) {
@@ -229,6 +320,28 @@ void Sharder::check_layout() const {
       throw Error("shard: axis " + axis + " is " + std::to_string(it->second) + ", which does not split over " + d->name +
                   "=" + std::to_string(d->size) + " (" + std::to_string(it->second) + " % " + std::to_string(d->size) +
                   " = " + std::to_string(it->second % d->size) + ")");
+  }
+  for (const auto& [name, list] : at_) {
+    const bool known = std::any_of(plan_.statements.begin(), plan_.statements.end(), [&](const PlannedStatement& st) {
+      const std::string b = body_name(st);
+      return b == name || b == name + ".mask";
+    });
+    if (!known) throw Error("shard: " + list.front()->axis + ":" + list.front()->dim + "@" + name + " names no statement of the program");
+  }
+  for (const ShardOverride& o : mesh_.at) {
+    const auto it = std::find_if(plan_.axes.begin(), plan_.axes.end(), [&](const auto& a) { return a.first == o.axis; });
+    if (it == plan_.axes.end()) throw Error("shard: the program has no axis " + o.axis + " (its axes: " + plan_.axes_text() + ")");
+    const MeshDim* d = split_dim(o.dim);
+    if (it->second % d->size != 0)
+      throw Error("shard: axis " + o.axis + " is " + std::to_string(it->second) + ", which does not split over " + d->name +
+                  "=" + std::to_string(d->size));
+  }
+  for (std::size_t id = 0; id < plan_.tensors.size(); ++id) {
+    std::map<const MeshDim*, std::string> twice;
+    for (const auto& [axis, d] : layout(static_cast<int>(id)))
+      if (const auto [it, fresh] = twice.emplace(d, axis); !fresh)
+        throw Error("shard: '" + plan_.tensors[id].name + "' splits both " + it->second + " and " + axis + " over " + d->name +
+                    ": a tensor splits at most one of its axes over a mesh dimension");
   }
   for (const ProgramTensor& t : plan_.tensors) {
     std::map<const MeshDim*, std::string> by;
@@ -280,10 +393,9 @@ void Sharder::time_collectives() {
 }
 
 std::int64_t Sharder::divisor(const ProgramTensor& t) const {
-  std::set<std::string> axes;
-  for (const std::string& dim : t.dims)
-    for (const std::string& a : atoms(dim)) axes.insert(a);
-  return product(dims_of(axes));
+  std::set<const MeshDim*> dims;
+  for (const auto& [axis, d] : layout(static_cast<int>(&t - plan_.tensors.data()))) dims.insert(d);
+  return product(dims);
 }
 
 std::set<const MeshDim*> Sharder::dims_of(const std::set<std::string>& axes) const {
@@ -361,9 +473,7 @@ void Sharder::add(const ProgramTensor& t, const std::set<const MeshDim*>& partia
   const std::int64_t div = divisor(t);
   const Count elements = per(Count::from_int64(checked_numel(t.shape)), div);
   std::set<const MeshDim*> mine;
-  for (const std::string& dim : t.dims)
-    for (const std::string& a : atoms(dim))
-      if (const MeshDim* d = over(a)) mine.insert(d);
+  for (const auto& [axis, d] : layout(static_cast<int>(&t - plan_.tensors.data()))) mine.insert(d);
   for (const MeshDim* d : partial) {
     Collective c;
     c.tensor = label;
@@ -415,6 +525,7 @@ MeshCost Sharder::run() {
   out_.mesh = mesh_;
   check_layout();
   const BackwardPlan& bwd = bwd_;
+  runs_split_.assign(plan_.statements.size(), {});
   double forward_s = 0;  // per device
   const DeviceSpec* device = nullptr;  // the roofline's, for each gradient's bound
   if (cost_.timing.error.empty() && !cost_.timing.device.empty()) device = &find_device(cost_.timing.device);
@@ -423,14 +534,35 @@ MeshCost Sharder::run() {
   for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
     const PlannedStatement& st = plan_.statements[i];
     const ProgramTensor& y = plan_.tensor(st.output);
-    const std::int64_t div = product(dims_of(axes_of(st.plan, y)));
+    std::set<std::string> means;
+    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'", &means);
+    const std::set<const MeshDim*> partial = dims_of(sums);
+    // the axes the statement runs split: the layout's, and its result's own layout where that
+    // is not a dimension its sums are partial over (those are reduce-scattered into it)
+    std::map<std::string, const MeshDim*>& split = runs_split_[i];
+    for (const std::string& a : axes_of(st.plan, y))
+      if (const MeshDim* d = over(a)) split[a] = d;
+    for (const auto& [a, d] : layout(st.output))
+      if (!split.count(a) && !partial.count(d)) {
+        for (const auto& [b, e] : split)
+          if (e == d)
+            throw Error("shard: '" + st.name + "' would run split along both " + b + " and " + a + " over " + d->name +
+                        " (its result's layout): lay one of them out whole");
+        split[a] = d;
+      }
+    std::set<const MeshDim*> runs;
+    for (const auto& [a, d] : split) runs.insert(d);
+    const std::int64_t div = product(runs);
+    // an input laid out split where the statement reads it whole: gathered first (once)
+    for (int in : st.inputs)
+      for (const auto& [a, d] : layout(in))
+        if (const auto it = split.find(a); it == split.end() || it->second != d)
+          gather(in, *d, "forward", plan_.tensor(in).name,
+                 a + " split over " + d->name + ", read whole by '" + body_name(st) + "'", st, static_cast<int>(i));
     const StatementCost& fc = cost_.statements.at(i);
     out_.forward_flops += per(fc.forward.flops, div);
     if (fc.roofline) forward_s += fc.roofline->time_s / static_cast<double>(div);
     else if (!fc.is_view && out_.timing.error.empty()) out_.timing.error = fc.roofline_error;
-    std::set<std::string> means;
-    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'", &means);
-    const std::set<const MeshDim*> partial = dims_of(sums);
     std::string why;
     for (const std::string& a : sums)
       if (const MeshDim* d = over(a)) why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
@@ -447,9 +579,35 @@ MeshCost Sharder::run() {
   for (std::size_t i = 0; i < plan_.statements.size(); ++i) {
     const PlannedStatement& st = plan_.statements[i];
     if (!bwd.runs[i]) continue;
+    const std::map<std::string, const MeshDim*>& split = runs_split_[i];
     for (const program_detail::NeededGradient& g : bwd.gradients[i]) {
       const ProgramTensor& x = plan_.tensor(g.tensor);
-      const std::int64_t div = product(dims_of(axes_of(g.gradient.plan, x)));
+      // as the forward statement runs: split where it ran split
+      std::set<const MeshDim*> runs;
+      for (const auto& [a, d] : split) runs.insert(d);
+      const std::int64_t div = product(runs);
+      // what the gradient reads laid out split where the statement runs whole: dY gathered (a
+      // reduce-scatter's gradient), a kept forward tensor gathered again (Megatron's re-gather)
+      for (const GradientSource& src : g.gradient.sources) {
+        const int id = src.kind == GradientSource::Kind::input ? st.inputs.at(static_cast<std::size_t>(src.input)) : st.output;
+        const bool dy = src.kind == GradientSource::Kind::output_gradient;
+        for (const auto& [a, d] : layout(id))
+          if (const auto it = split.find(a); it == split.end() || it->second != d)
+            gather(id, *d, "backward", (dy ? "d" : "") + plan_.tensor(id).name,
+                   a + " split over " + d->name + ", read whole by the gradient through '" + body_name(st) + "'", st, -1);
+      }
+      // a contribution made on part of an axis the gradient's tensor holds whole: gathered
+      {
+        const std::map<std::string, const MeshDim*> mine = layout(g.tensor);
+        for (const auto& [a, d] : split) {
+          bool has = false;
+          for (const std::string& dim : x.dims) has = has || atoms(dim).front() == a;
+          if (has && (!mine.count(a) || mine.at(a) != d))
+            gather(g.tensor, *d, "backward", "d" + x.name,
+                   "its contribution through '" + body_name(st) + "' covers part of " + a + " (split over " + d->name + ")", st,
+                   -1);
+        }
+      }
       const std::size_t j = static_cast<std::size_t>(&g - bwd.gradients[i].data());
       const StatementCost& sc = cost_.statements.at(i);
       const Count whole = j < sc.gradients.size() ? sc.gradients[j].cost.flops : cost(g.gradient.plan).flops;
@@ -467,7 +625,9 @@ MeshCost Sharder::run() {
       const std::set<std::string> sums = summed(g.gradient.plan, "the gradient " + g.expression);
       // every contribution partial over the same dimensions: an all-reduce of their sum then
       // completes each (one complete and one partial would add the complete one n times)
-      const std::set<const MeshDim*> these = dims_of(sums);
+      std::set<const MeshDim*> these;  // the dimensions its sums run split over
+      for (const std::string& a : sums)
+        if (const auto it = split.find(a); it != split.end()) these.insert(it->second);
       if (const auto [seen, fresh] = contribution_dims.emplace(g.tensor, std::make_pair(these, g.expression));
           !fresh && seen->second.first != these) {
         auto list = [](const std::set<const MeshDim*>& ds) {
@@ -481,8 +641,8 @@ MeshCost Sharder::run() {
       }
       auto& [dims, why] = partial_grads[g.tensor];
       for (const std::string& a : sums)
-        if (const MeshDim* d = over(a); d != nullptr && dims.insert(d).second)
-          why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
+        if (const auto it = split.find(a); it != split.end() && dims.insert(it->second).second)
+          why += (why.empty() ? "sums over " : ", ") + a + " (split over " + it->second->name + ")";
       if (!first_reader.count(g.tensor)) first_reader[g.tensor] = &st;
     }
   }

@@ -125,14 +125,7 @@ int program_run_on_mesh(const ProgramRunArgs& args, const ast::Program& program,
     if (args.json) {
       JsonWriter j(std::cout);
       j.begin_object().field("device", "cpu").field("ranks", mesh.devices()).field("mesh", mesh.str());
-      j.key("outputs").begin_array();
-      for (const Written& w : written) {
-        j.begin_object().field("name", w.name).field("path", w.path).field("dtype", name(w.tensor.dtype()));
-        j.key("shape").begin_array();
-        for (std::int64_t n : w.tensor.shape()) j.value(n);
-        j.end_array().end_object();
-      }
-      j.end_array();
+      outputs_json(j, written);
       collectives_json(j, "collectives", r.predicted.collectives, r.measured, {"forward"});
       j.end_object();
       std::cout << "\n";

@@ -107,11 +107,7 @@ void write_output_dir(const std::string& dir, const std::vector<Written>& writte
   }
 }
 
-namespace {
-
-void print_run_json(const CompiledProgram& m, const ProgramRun& r, const std::vector<Written>& written) {
-  JsonWriter j(std::cout);
-  j.begin_object().field("device", m.device().str());
+void outputs_json(JsonWriter& j, const std::vector<Written>& written) {
   j.key("outputs").begin_array();
   for (const Written& w : written) {
     j.begin_object().field("name", w.name).field("path", w.path).field("dtype", name(w.tensor.dtype()));
@@ -120,6 +116,14 @@ void print_run_json(const CompiledProgram& m, const ProgramRun& r, const std::ve
     j.end_array().end_object();
   }
   j.end_array();
+}
+
+namespace {
+
+void print_run_json(const CompiledProgram& m, const ProgramRun& r, const std::vector<Written>& written) {
+  JsonWriter j(std::cout);
+  j.begin_object().field("device", m.device().str());
+  outputs_json(j, written);
   j.field("peak_bytes_predicted", m.peak_bytes_predicted()).field("peak_bytes_measured", r.peak_bytes_measured);
   j.field("arena_bytes", m.arena_bytes()).field("unshared_bytes", m.unshared_bytes());
   j.end_object();

@@ -26,6 +26,11 @@ struct Written {
   Tensor tensor;
 };
 
+class JsonWriter;  // output.hpp
+
+/// "outputs": [{name, path, dtype, shape}, ...] of what a run wrote.
+void outputs_json(JsonWriter& j, const std::vector<Written>& written);
+
 /// Every tensor turned into bytes first, then written to a temporary in `dir` (created if
 /// missing) and all renamed into place: a failure leaves no file, and no folder it created.
 void write_output_dir(const std::string& dir, const std::vector<Written>& written);

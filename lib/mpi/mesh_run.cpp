@@ -166,6 +166,9 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
     const bool listed = std::any_of(options.given.begin(), options.given.end(), [&](const GivenTensor& g) { return g.name == name; });
     if (t.defined() && !listed) options.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
   }
+  if (!mc.mesh.at.empty())
+    throw Error("shard: statement-level layouts (" + mc.mesh.at.front().axis + ":" + mc.mesh.at.front().dim +
+                "@..., sequence parallelism) are costed by program cost --mesh, not run on MPI yet");
   Parts p;
   p.whole = plan_program(program, options);
   p.predicted = shard(p.whole, cost(p.whole, cost_options), mc.mesh);

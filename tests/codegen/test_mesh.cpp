@@ -241,3 +241,40 @@ TEST_CASE("mesh: --search tries every mesh size, ZeRO stage, micro-batch count a
                     [](const std::string& r) { return r.find("axis H is 4, which does not split over tp=8") != std::string::npos; }));
   CHECK_THROWS_WITH(search_layouts(p, o, {.device = "cpu"}, shape, {.devices = 8}), Catch::Contains("has none for 'cpu'"));
 }
+
+TEST_CASE("mesh: sequence parallelism (S over tp between the tensor-parallel regions), Korthikanti et al.'s sbh(34/t + 5as/(ht))") {
+  const Costed g = gpt2(sizes);
+  const std::uint64_t L = 2, b = 2, s = 8, h = 16, a = 4;
+  // S over tp in the results outside attention's and the MLP's tensor-parallel regions: the
+  // embeddings, the norms, the projections' results, the biases, dropouts and residuals
+  const std::string sp = "S:tp@x0+x+ln1+a0+a1+ad+h+ln2+m0+m1+md+y";
+  for (const std::int64_t t : {2, 4}) {
+    CAPTURE(t);
+    const MeshCost m = shard(g.plan, g.cost, parse_mesh("tp=" + std::to_string(t) + "@nvlink", "H:tp F:tp " + sp));
+    std::map<std::string, int> per_layer;  // "phase kind" in the layers, of b·s·h elements
+    for (const Collective& c : m.collectives) {
+      if (c.layer < 0 || c.elements != Count(b * s * h)) continue;
+      CAPTURE(c.tensor, c.phase, c.why);
+      CHECK(c.mesh_dim == "tp");
+      CHECK(c.bus_bytes == Count((t - 1) * b * s * h * 2 / t));  // (t−1)/t of b·s·h bf16 values
+      ++per_layer[c.phase + " " + name(c.kind)];
+    }
+    // the all-reduces' place: an all-gather into each region and a reduce-scatter out of it,
+    // forward; backward the reverse, and the norms' outputs gathered again for the weights'
+    // gradients (Megatron keeps them split)
+    CHECK(per_layer["forward all-gather"] == static_cast<int>(2 * L));
+    CHECK(per_layer["forward reduce-scatter"] == static_cast<int>(2 * L));
+    CHECK(per_layer["forward all-reduce"] == 0);
+    CHECK(per_layer["backward reduce-scatter"] == static_cast<int>(2 * L));
+    CHECK(per_layer["backward all-gather"] == static_cast<int>(4 * L));
+    CHECK(per_layer["backward all-reduce"] == 0);
+    Count in_layers;
+    for (std::size_t i = 0; i < m.kept.size(); ++i)
+      if (g.cost.memory.kept[i].layer >= 0) in_layers += m.kept[i].second;
+    CHECK(in_layers.u64() == L * (s * b * h * 34 / t + 5 * a * s * s * b / t));
+  }
+  // a statement-level layout names statements of the program, and does not repeat a global rule
+  CHECK_THROWS_WITH(shard(g.plan, g.cost, parse_mesh("tp=2@nvlink", "H:tp S:tp@nonesuch")), Catch::Contains("names no statement"));
+  CHECK_THROWS_WITH(parse_mesh("tp=2", "S:tp S:tp@ln1"), Catch::Contains("everywhere and over tp in some statements"));
+  CHECK(parse_mesh("tp=2", "H:tp S:tp@ln1+h").str() == "tp=2; H:tp S:tp@ln1+h");
+}

@@ -50,18 +50,27 @@ struct MeshDim {
   std::string link;        // "nvlink", "ib", ... ("" if not given)
 };
 
+/// A layout for some statements' results only ("S:tp@ln1+a0+h": sequence parallelism lays S
+/// over tp between the tensor-parallel regions): the axis is split over the dimension in those
+/// results (a block's body statement: in every layer's; "h" names its dropout mask "h.mask" too).
+struct ShardOverride {
+  std::string axis, dim;
+  std::vector<std::string> statements;
+};
+
 struct Mesh {
   std::vector<MeshDim> dims;
   std::vector<std::pair<std::string, std::string>> shard;  // axis -> the mesh dimension it is split over
+  std::vector<ShardOverride> at;  // statement-level layouts
   int zero = 0;            // ZeRO's stage, 0..3
   std::int64_t devices() const noexcept;
   /// "dp=2@ib tp=4@nvlink; B:dp H:tp F:tp"
   std::string str() const;
 };
 
-/// "dp=2@ib tp=4@nvlink" and "B:dp H:tp F:tp" (and ZeRO's stage). Error naming the part that is
-/// malformed, a mesh dimension given twice or of size < 1, an axis split twice or over an
-/// unknown dimension, a stage outside 0..3.
+/// "dp=2@ib tp=4@nvlink" and "B:dp H:tp F:tp" (and ZeRO's stage); a rule "S:tp@ln1+h" is a
+/// ShardOverride. Error naming the part that is malformed, a mesh dimension given twice or of
+/// size < 1, an axis split twice or over an unknown dimension, a stage outside 0..3.
 Mesh parse_mesh(std::string_view dims, std::string_view shard, int zero = 0);
 /// The program's own mesh and shard lines ("mesh dp=8@ib tp=8@nvlink", "shard B:dp H:tp"), if
 /// it has a mesh line; `dims` and `shard` (the command line's), where not empty, replace them.
