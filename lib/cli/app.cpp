@@ -394,7 +394,8 @@ void add_mesh_options(CLI::App* sub, MeshArgs& m, bool zero) {
       ->type_name("DIMS");
   sub->add_option("--shard", m.shard,
                   "The axes split over the mesh's dimensions, 'B:dp H:tp F:tp' (Mesh-TensorFlow's rule; replaces "
-                  "the file's shard line); the others replicated")
+                  "the file's shard line); the others replicated. 'S:tp@ln1+h' splits S in those statements' results "
+                  "only (sequence parallelism; costed, not yet run on MPI)")
       ->type_name("RULES");
   if (zero)
     sub->add_option("--zero", m.zero,

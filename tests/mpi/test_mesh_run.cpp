@@ -256,6 +256,9 @@ int main(int argc, char** argv) {
       x["x"] = scaled({2 * world + 1, 8}, 1, 1);
       (void)run_on_mesh(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp"), odd, x);
     }, "does not split over dp");
+    refused("a statement-level layout (sequence parallelism)", [&] {
+      (void)run_on_mesh(MPI_COMM_WORLD, p, parse_mesh("tp=" + n, "E:tp B:tp@h2+sq"), o, in);
+    }, "not run on MPI yet");
     refused("dropout split along another dim", [&] {
       const TrainCase c = gpt2_layers();
       ProgramOptions og;

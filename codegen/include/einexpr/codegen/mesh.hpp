@@ -25,11 +25,19 @@
 //               (2Ψ moved, as the all-reduce); stage 3 all-gathers the params forward and again
 //               backward and reduce-scatters the gradients (3Ψ).
 //
+//   layouts     Mesh::at ("S:tp@ln1+a0+h"): an axis split in some statements' results only
+//               (sequence parallelism). A statement runs split as the layout and its result's
+//               own layout say, except along a dimension its sums are partial over (those it
+//               reduce-scatters into its result); an input laid out split where the statement
+//               runs whole is all-gathered first (once a tensor and dimension), and backward the
+//               gradient's dY and the kept tensors it reads likewise (Megatron re-gathers the
+//               norms' outputs for the weights' gradients); a contribution made over part of an
+//               axis its tensor holds whole is all-gathered.
+//
 // What this first cut does not do (a statement that needs it is an Error naming it and the
 // axis): a normalization, softmax, cross_entropy or get_at along a split axis (they need
 // their own collectives: statistics, vocabulary-parallel losses), a split axis that is not the
-// outermost of its composition, sequence parallelism's statement-level overrides. Running it:
-// lib's mesh_run.hpp (MPI).
+// outermost of its composition. Running it: lib's mesh_run.hpp (MPI; layouts not yet).
 #include <cstdint>
 #include <optional>
 #include <string>
