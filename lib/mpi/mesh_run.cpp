@@ -51,6 +51,13 @@ MPI_Datatype mpi_type(DType d) {
   throw DTypeError(std::string("a collective on ") + std::string(name(d)) + " is not run on MPI yet (f32 and f64 are)");
 }
 
+// An MPI count (an int): Error for more, naming what (before any rank issues it).
+int mpi_count(std::int64_t n, const std::string& what) {
+  if (n > INT_MAX)
+    throw Error(what + " is " + std::to_string(n) + " elements, more than one MPI call takes (" + std::to_string(INT_MAX) + ")");
+  return static_cast<int>(n);
+}
+
 std::int64_t bus_bytes(CollectiveKind kind, std::int64_t bytes, std::int64_t n) {
   return kind == CollectiveKind::all_reduce ? bytes * 2 * (n - 1) / n : bytes * (n - 1) / n;
 }
@@ -128,7 +135,8 @@ struct MeshComms {
     const Tensor mine = part.contiguous();
     const std::int64_t bytes = static_cast<std::int64_t>(mine.nbytes());
     std::vector<std::byte> all(rank == 0 ? static_cast<std::size_t>(bytes) * static_cast<std::size_t>(size) : 0);
-    MPI_Gather(mine.data_ptr(), static_cast<int>(bytes), MPI_BYTE, all.data(), static_cast<int>(bytes), MPI_BYTE, 0, world);
+    const int count = mpi_count(bytes, "'" + t.name + "' on a rank, in bytes,");
+    MPI_Gather(mine.data_ptr(), count, MPI_BYTE, all.data(), count, MPI_BYTE, 0, world);
     log.push_back({t.name, "output", CollectiveKind::all_gather, "all", size, mine.numel() * size, bytes * size,
                    bus_bytes(CollectiveKind::all_gather, bytes * size, size)});
     if (rank != 0) return {};
@@ -186,6 +194,7 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
                   " itself: a reduce-scatter, not run on MPI yet");
     const int of = c.statement >= 0 ? p.whole.statements.at(static_cast<std::size_t>(c.statement)).output : c.of;
     (void)mpi_type(p.whole.tensor(of).dtype);
+    (void)mpi_count(static_cast<std::int64_t>(c.elements.u64()), "the " + std::string(name(c.kind)) + " of " + c.tensor);
   }
   p.local = options;
   for (const auto& [axis, d] : mc.split) {
