@@ -213,7 +213,14 @@ class Sharder {
     return {};
   }
   /// Tensor `id`'s layout: each axis split in it (the outermost of its dim) and over what.
-  std::map<std::string, const MeshDim*> layout(int id) const {
+  const std::map<std::string, const MeshDim*>& layout(int id) const {
+    if (layouts_.empty()) {  // every tensor's, once
+      layouts_.reserve(plan_.tensors.size());
+      for (std::size_t t = 0; t < plan_.tensors.size(); ++t) layouts_.push_back(layout_of(static_cast<int>(t)));
+    }
+    return layouts_.at(static_cast<std::size_t>(id));
+  }
+  std::map<std::string, const MeshDim*> layout_of(int id) const {
     const ProgramTensor& t = plan_.tensor(id);
     std::map<std::string, const MeshDim*> out;
     std::set<std::string> outer;
@@ -284,6 +291,7 @@ class Sharder {
   std::map<std::string, std::vector<const ShardOverride*>> at_;  // statement (body) name -> its layouts
   std::vector<std::map<std::string, const MeshDim*>> runs_split_;  // per statement: the axes it runs split
   std::set<std::tuple<std::string, int, const MeshDim*>> gathered_;  // (phase + label kind, tensor, dim) done
+  mutable std::vector<std::map<std::string, const MeshDim*>> layouts_;  // per tensor, made on first use
   MeshCost out_;
 };
 
@@ -598,7 +606,7 @@ MeshCost Sharder::run() {
       }
       // a contribution made on part of an axis the gradient's tensor holds whole: gathered
       {
-        const std::map<std::string, const MeshDim*> mine = layout(g.tensor);
+        const std::map<std::string, const MeshDim*>& mine = layout(g.tensor);
         for (const auto& [a, d] : split) {
           bool has = false;
           for (const std::string& dim : x.dims) has = has || atoms(dim).front() == a;
