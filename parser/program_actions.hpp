@@ -303,7 +303,13 @@ struct action<shard_axis> {
 template <>
 struct action<shard_dim> {
   template <typename Input>
-  static void apply(const Input& in, ProgramBuilder& b) { b.rules.push_back({std::move(b.shard_axis), b.identifier(in)}); }
+  static void apply(const Input& in, ProgramBuilder& b) { b.rules.push_back({std::move(b.shard_axis), b.identifier(in), {}}); }
+};
+
+template <>
+struct action<shard_statement> {
+  template <typename Input>
+  static void apply(const Input& in, ProgramBuilder& b) { b.rules.back().at.push_back(b.identifier(in)); }
 };
 
 template <>

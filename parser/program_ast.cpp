@@ -119,7 +119,10 @@ std::string text_of(const MeshDecl& m) {
 
 std::string text_of(const ShardDecl& d) {
   std::string s = "shard";
-  for (const ShardRule& r : d.rules) s += " " + r.axis.name + ":" + r.dim.name;
+  for (const ShardRule& r : d.rules) {
+    s += " " + r.axis.name + ":" + r.dim.name;
+    for (std::size_t i = 0; i < r.at.size(); ++i) s += (i ? "+" : "@") + r.at[i].name;
+  }
   return s;
 }
 

@@ -287,6 +287,7 @@ void ProgramChecker::check(const ast::ShardDecl& s) {
       fail(r.dim.source, "the mesh has no dimension " + quoted(r.dim.name) + " (its dimensions: " + known + ")",
            mesh_->source, "the mesh is here");
     }
+    if (!r.at.empty()) continue;  // a statement-level layout: checked against the statements when costed
     if (const auto [it, fresh] = split_.emplace(r.axis.name, r.axis.source); !fresh)
       fail(r.axis.source, "axis " + quoted(r.axis.name) + " is laid out twice", it->second, "first laid out here");
   }

@@ -179,7 +179,12 @@ struct mesh_decl  // "mesh dp=64@ib tp=8@nvlink"
 struct shard_axis : name {};                                      // "H"
 struct shard_colon : pegtl::one<':'> {};                          // in H:tp
 struct shard_dim : name {};                                       // "tp"
-struct shard_rule : pegtl::seq<shard_axis, pegtl::must<shard_colon>, pegtl::must<shard_dim>> {};  // "H:tp"
+struct shard_at : pegtl::one<'@'> {};                             // before the statements
+struct shard_plus : pegtl::one<'+'> {};                           // between them
+struct shard_statement : name {};                                 // "ln1"
+struct shard_rule  // "H:tp", "S:tp@ln1+h"
+    : pegtl::seq<shard_axis, pegtl::must<shard_colon>, pegtl::must<shard_dim>,
+                 pegtl::opt<shard_at, pegtl::must<shard_statement>, pegtl::star<shard_plus, pegtl::must<shard_statement>>>> {};
 struct shard_decl  // "shard B:dp H:tp"
     : pegtl::seq<kw_shard, sp, pegtl::at<name>, pegtl::must<shard_rule>, pegtl::star<sp, shard_rule>> {};
 

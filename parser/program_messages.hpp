@@ -69,6 +69,8 @@ template <> inline constexpr const char* error_message<model::shard_rule> =
     "expected AXIS:MESHDIM after 'shard': 'shard B:dp H:tp'";
 template <> inline constexpr const char* error_message<model::shard_colon> =
     "expected ':' after the axis: AXIS:MESHDIM, 'H:tp'";
+template <> inline constexpr const char* error_message<model::shard_statement> =
+    "expected a statement's name after '@' (or '+'): AXIS:MESHDIM@NAME+NAME, 'S:tp@ln1+h'";
 template <> inline constexpr const char* error_message<model::shard_dim> =
     "expected the mesh dimension after ':': AXIS:MESHDIM, 'H:tp'";
 template <> inline constexpr const char* error_message<model::kw_over> =

@@ -167,7 +167,10 @@ std::optional<Mesh> program_mesh(const ast::Program& program, std::string_view d
         file_dims += " " + d.name.name + "=" + std::to_string(d.size) + (d.link.name.empty() ? "" : "@" + d.link.name);
     }
     if (const auto* s = std::get_if<ast::ShardDecl>(&item))
-      for (const ast::ShardRule& r : s->rules) file_shard += " " + r.axis.name + ":" + r.dim.name;
+      for (const ast::ShardRule& r : s->rules) {
+        file_shard += " " + r.axis.name + ":" + r.dim.name;
+        for (std::size_t i = 0; i < r.at.size(); ++i) file_shard += (i ? "+" : "@") + r.at[i].name;
+      }
   }
   if (!has_mesh && dims.empty()) {
     if (!shard.empty() || zero != 0)

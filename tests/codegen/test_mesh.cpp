@@ -277,4 +277,13 @@ TEST_CASE("mesh: sequence parallelism (S over tp between the tensor-parallel reg
   CHECK_THROWS_WITH(shard(g.plan, g.cost, parse_mesh("tp=2@nvlink", "H:tp S:tp@nonesuch")), Catch::Contains("names no statement"));
   CHECK_THROWS_WITH(parse_mesh("tp=2", "S:tp S:tp@ln1"), Catch::Contains("everywhere and over tp in some statements"));
   CHECK(parse_mesh("tp=2", "H:tp S:tp@ln1+h").str() == "tp=2; H:tp S:tp@ln1+h");
+  // the same layout from a model file's shard line
+  std::string text = test::read_model("gpt2.ein");
+  const std::size_t axes_end = text.find('\n', text.find("\naxes ") + 1);
+  text.insert(axes_end + 1, "mesh tp=2@nvlink\nshard H:tp F:tp " + sp + "\n");
+  const std::optional<Mesh> from_file = program_mesh(parse_program(text, "gpt2_sp.ein"));
+  REQUIRE(from_file.has_value());
+  CHECK(from_file->str() == parse_mesh("tp=2@nvlink", "H:tp F:tp " + sp).str());
+  CHECK(shard(g.plan, g.cost, *from_file).activations_bytes ==
+        shard(g.plan, g.cost, parse_mesh("tp=2@nvlink", "H:tp F:tp " + sp)).activations_bytes);
 }

@@ -394,3 +394,25 @@ TEST_CASE("program: mesh and shard lines as the AST holds them and as canonical 
   CHECK(canonical.find("mesh dp=4@ib tp=2\nshard B:dp D:tp\n") != std::string::npos);
   CHECK(ast::to_string(parse_program(canonical, "again.ein")) == canonical);
 }
+
+TEST_CASE("program: a shard rule for some statements' results only, 'S:tp@ln1+h' (sequence parallelism)", "[program]") {
+  const std::string text =
+      "axes S=8 D=4\nmesh tp=2\nshard D:tp S:tp@y+z\ninput x: S D\ny = map(x, \"S D -> S D\", \"exp\")\n"
+      "z = map(y, \"S D -> S D\", \"exp\")\n";
+  const ast::Program p = parse_program(text, "sp.ein");
+  const auto* s = std::get_if<ast::ShardDecl>(&p.items.at(2));
+  REQUIRE(s != nullptr);
+  REQUIRE(s->rules.size() == 2);
+  CHECK(s->rules[0].at.empty());
+  CHECK(s->rules[1].axis.name == "S");
+  REQUIRE(s->rules[1].at.size() == 2);
+  CHECK(s->rules[1].at[0].name == "y");
+  CHECK(s->rules[1].at[1].name == "z");
+  CHECK(s->rules[1].at[1].source.column == 19);  // "shard D:tp S:tp@y+z": z is the 19th character
+  const std::string canonical = ast::to_string(p);
+  CHECK(canonical.find("shard D:tp S:tp@y+z\n") != std::string::npos);
+  CHECK(ast::to_string(parse_program(canonical, "again.ein")) == canonical);
+  // '@' without a statement's name
+  CHECK_THROWS_WITH(parse_program("axes S=8\nmesh tp=2\nshard S:tp@ 1\n", "bad.ein"),
+                    Catch::Contains("expected a statement's name after '@'"));
+}

@@ -23,7 +23,9 @@
 //   NAME, NAME, ... = rearrange(TENSOR, "PATTERN")   a split: one name per output
 //   mesh NAME=SIZE[@LINK] ...    the device mesh: "mesh dp=64@ib tp=8@nvlink" (once)
 //   shard AXIS:MESHDIM ...       axes split over its dimensions: "shard B:dp H:tp F:tp", each
-//                                axis defined above, each once (codegen/mesh.hpp costs it)
+//                                axis defined above, each once (codegen/mesh.hpp costs it);
+//                                AXIS:MESHDIM@NAME+NAME splits it in those statements' results
+//                                only: "S:tp@ln1+h" (sequence parallelism)
 //   NAME = dropout(TENSOR, P)    P in [0, 1), no pattern: training zeroes each element with
 //                                probability P (a seeded mask, kept for the backward, 1 byte
 //                                an element) and scales the rest by 1/(1-P); a run is the identity

@@ -162,6 +162,7 @@ struct MeshDecl {  // "mesh dp=64@ib tp=8@nvlink": the devices the program is la
 struct ShardRule {  // "H:tp": axis H split over mesh dimension tp
   Identifier axis;
   Identifier dim;
+  std::vector<Identifier> at;  // "S:tp@ln1+h": in these statements' results only (sequence parallelism)
   friend bool operator==(const ShardRule&, const ShardRule&) = default;
 };
 
