@@ -189,6 +189,9 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
     if (c.kind == CollectiveKind::reduce_scatter && c.phase == "forward")
       throw Error("shard: '" + c.tensor + "' " + c.why + " and is split over " + c.mesh_dim +
                   " itself: a reduce-scatter in the forward, not run on MPI yet");
+    if (c.kind == CollectiveKind::all_gather && c.why.rfind("ZeRO-", 0) != 0)
+      throw Error("shard: " + c.tensor + " is all-gathered (" + c.why +
+                  "): a layout that gathers is costed by program cost --mesh, not run on MPI yet");
     if (c.kind == CollectiveKind::reduce_scatter && c.phase == "backward" && mc.mesh.zero == 0)
       throw Error("shard: the gradient " + c.tensor + " " + c.why + " and is split over " + c.mesh_dim +
                   " itself: a reduce-scatter, not run on MPI yet");

@@ -259,6 +259,15 @@ int main(int argc, char** argv) {
     refused("a statement-level layout (sequence parallelism)", [&] {
       (void)run_on_mesh(MPI_COMM_WORLD, p, parse_mesh("tp=" + n, "E:tp B:tp@h2+sq"), o, in);
     }, "not run on MPI yet");
+    refused("a split axis read whole under another name (an all-gather)", [&] {
+      const TrainCase c = gpt2_train();
+      ProgramOptions og;
+      og.axes = c.axes;
+      TensorMap all = c.inputs(0);
+      for (const auto& [name, t] : init_params(plan_program(model(c.file), og), 1)) all[name] = t;
+      // S split in ln1 (B S D), which k0 reads as B T D: gathered whole along T
+      (void)run_on_mesh(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "S:tp"), og, all);
+    }, "not run on MPI yet");
     refused("dropout split along another dim", [&] {
       const TrainCase c = gpt2_layers();
       ProgramOptions og;
