@@ -275,6 +275,8 @@ class Sharder {
   /// gradient of tensor `of`), partial over `partial`.
   void add(const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
            const std::string& why, const std::string& label, const PlannedStatement& st, int statement, int of);
+  /// Adds `c` (its kind, ranks and elements set): its bytes, nccl-tests' bus bytes, its layer.
+  void push(Collective c, DType dtype, const PlannedStatement& st);
   /// A collective of a param's (or its gradient's) whole shard over mesh dimension `d`: ZeRO's.
   void add_param(CollectiveKind kind, const ProgramTensor& t, const MeshDim& d, const std::string& phase,
                  const std::string& label, const std::string& why, const PlannedStatement& st);
@@ -309,17 +311,10 @@ void Sharder::gather(int id, const MeshDim& d, const std::string& phase, const s
   c.mesh_dim = d.name;
   c.ranks = d.size;
   c.elements = per(Count::from_int64(checked_numel(t.shape)), divisor(t)) * Count::from_int64(d.size);  // gathered
-  c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(t.dtype)));
-  c.bus_bytes = per(c.bytes * Count::from_int64(d.size - 1), d.size);
   c.why = why;
   c.statement = statement;
   c.of = id;
-  if (st.call >= 0) {
-    c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
-    c.layer = st.layer;
-  }
-  (phase == "forward" ? out_.forward_bus_bytes : out_.backward_bus_bytes) += c.bus_bytes;
-  out_.collectives.push_back(c);
+  push(std::move(c), t.dtype, st);
 }
 
 void Sharder::check_layout() const {
@@ -494,18 +489,10 @@ void Sharder::add(const ProgramTensor& t, const std::set<const MeshDim*>& partia
     c.kind = mine.count(d) ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     // a reduce-scatter's tensor is the result's shard gathered back whole along the dimension
     c.elements = c.kind == CollectiveKind::reduce_scatter ? elements * Count::from_int64(d->size) : elements;
-    c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(t.dtype)));
-    const Count others = Count::from_int64(d->size - 1);
-    c.bus_bytes = per(c.kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, d->size);
     c.why = why;
     c.statement = statement;
     c.of = of;
-    if (st.call >= 0) {
-      c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
-      c.layer = st.layer;
-    }
-    (phase == "forward" ? out_.forward_bus_bytes : out_.backward_bus_bytes) += c.bus_bytes;
-    out_.collectives.push_back(c);
+    push(std::move(c), t.dtype, st);
   }
 }
 
@@ -518,18 +505,22 @@ void Sharder::add_param(CollectiveKind kind, const ProgramTensor& t, const MeshD
   c.mesh_dim = d.name;
   c.ranks = d.size;
   c.elements = per(Count::from_int64(checked_numel(t.shape)), divisor(t));  // the whole shard: gathered, or scattered
-  c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(t.dtype)));
-  const Count others = Count::from_int64(d.size - 1);
-  c.bus_bytes = per(kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, d.size);
   c.why = why;
   c.of = static_cast<int>(&t - plan_.tensors.data());
+  push(std::move(c), t.dtype, st);
+}
+
+void Sharder::push(Collective c, DType dtype, const PlannedStatement& st) {
+  c.bytes = c.elements * Count(static_cast<std::uint64_t>(element_size(dtype)));
+  const Count others = Count::from_int64(c.ranks - 1);
+  c.bus_bytes = per(c.kind == CollectiveKind::all_reduce ? c.bytes * Count(2) * others : c.bytes * others, c.ranks);
   if (st.call >= 0) {
     c.call = plan_.blocks.at(static_cast<std::size_t>(st.call)).name;
     c.layer = st.layer;
   }
-  (phase == "forward" ? out_.forward_bus_bytes : phase == "backward" ? out_.backward_bus_bytes : out_.optimizer_bus_bytes) +=
+  (c.phase == "forward" ? out_.forward_bus_bytes : c.phase == "backward" ? out_.backward_bus_bytes : out_.optimizer_bus_bytes) +=
       c.bus_bytes;
-  out_.collectives.push_back(c);
+  out_.collectives.push_back(std::move(c));
 }
 
 MeshCost Sharder::run() {

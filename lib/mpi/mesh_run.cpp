@@ -222,7 +222,7 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
 class Collectives final : public StepHooks {
  public:
   Collectives(const MeshComms& mc, const MeshCost& predicted, const ProgramPlan& local)
-      : mc_(mc), predicted_(predicted), local_(local) {
+      : mc_(mc), local_(local) {
     for (const Collective& c : predicted.collectives) {
       if (c.phase == "forward" && c.statement >= 0) forward_[c.statement].push_back(&c);
       else if (c.phase == "forward") zero3_forward_.push_back(&c);  // ZeRO-3's gathers
@@ -399,7 +399,6 @@ class Collectives final : public StepHooks {
   }
 
   const MeshComms& mc_;
-  const MeshCost& predicted_;
   const ProgramPlan& local_;
   std::map<int, std::vector<const Collective*>> forward_, backward_, gathers_;
   std::vector<const Collective*> zero3_forward_, zero3_backward_;
