@@ -309,6 +309,19 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
       for (int b : rc.buffers) ws.buffers.push_back(buffer_base(b));
       for (const std::int64_t o : recompute_staging[e][r]) ws.buffers.push_back(arena->data() + o);
       for (const Kernel& k : forward[static_cast<std::size_t>(rc.statement)].kernels) k.run(ws);
+      if (hooks) {  // its result, in the buffer the recomputation wrote
+        const ProgramTensor& y = plan.tensor(fs.output);
+        for (std::size_t j = static_cast<std::size_t>(fs.plan.num_inputs); j < fs.buffers.size(); ++j)
+          if (fs.buffers[j] == y.buffer) {
+            Layout layout = y.layout;
+            layout.offset = 0;
+            hooks->statement_recomputed(rc.statement,
+                                        at(buffer_base(rc.buffers[j - static_cast<std::size_t>(fs.plan.num_inputs)]),
+                                           y.layout.offset, y.dtype),
+                                        layout, y.dtype);
+            break;
+          }
+      }
     }
     const PlannedStatement& st = plan.statements[static_cast<std::size_t>(g.statement)];
     if (hooks && !reached[static_cast<std::size_t>(g.statement)]) {

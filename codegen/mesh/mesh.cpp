@@ -572,6 +572,11 @@ MeshCost Sharder::run() {
     if (!means.empty()) out_.means.emplace_back(static_cast<int>(i), product(dims_of(means)));
   }
   out_.timing.compute_s += forward_s;
+  // each statement's own forward collectives, for its recomputations
+  std::map<int, std::vector<std::size_t>> made_by;
+  for (std::size_t k = 0; k < out_.collectives.size(); ++k)
+    if (out_.collectives[k].phase == "forward" && out_.collectives[k].statement >= 0)
+      made_by[out_.collectives[k].statement].push_back(k);
   // backward: each gradient's FLOPs likewise; a gradient whose contributions are partial is
   // all-reduced once, after they are added
   std::map<int, std::pair<std::set<const MeshDim*>, std::string>> partial_grads;  // tensor -> dims, why
@@ -665,6 +670,18 @@ MeshCost Sharder::run() {
   }
   // recomputed statements: the single device's time in the forward's proportion
   if (cost_.timing.forward_s > 0) out_.timing.compute_s += cost_.timing.recompute_s * (forward_s / cost_.timing.forward_s);
+  // a statement made again for the backward (recomputation) makes its collectives again:
+  // Megatron's full recomputation repeats the forward's all-reduces (and sequence
+  // parallelism's gathers the statement made) before the gradients that read it
+  for (const int s : cost_.recomputed)
+    if (const auto it = made_by.find(s); it != made_by.end())
+      for (const std::size_t k : it->second) {
+        Collective c = out_.collectives[k];
+        c.phase = "backward";
+        c.why = "recomputed for the backward: " + c.why;
+        out_.backward_bus_bytes += c.bus_bytes;
+        out_.collectives.push_back(std::move(c));
+      }
   std::map<int, std::set<const MeshDim*>> data_parallel;  // a param -> the dimensions its gradient is summed over
   std::vector<std::pair<int, const PlannedStatement*>> zero_params;  // (tensor, where), for ZeRO's gathers
   for (auto it = partial_grads.rbegin(); it != partial_grads.rend(); ++it) {  // backward order

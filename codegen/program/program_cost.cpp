@@ -226,10 +226,9 @@ ProgramCost cost(const ProgramPlan& plan, const ProgramCostOptions& options) {
   c.recompute = choose_recompute(plan, options.recompute ? *options.recompute : default_recompute(plan),
                                  step_fixed_bytes(plan, options.optimizer, options.mixed_precision));
   c.step_flops = c.forward_flops + c.backward_flops + c.optimizer_flops;
-  std::vector<int> recomputed;
-  c.memory = memory(plan, bwd, options, c.recompute.training, recomputed);
+  c.memory = memory(plan, bwd, options, c.recompute.training, c.recomputed);
   c.estimate = program_detail::six_n_p(plan, bwd, c);
-  if (device) timing(c, plan, bwd, update, recomputed, *device);
+  if (device) timing(c, plan, bwd, update, c.recomputed, *device);
   return c;
 }
 

@@ -223,8 +223,21 @@ class Collectives final : public StepHooks {
  public:
   Collectives(const MeshComms& mc, const MeshCost& predicted, const ProgramPlan& local)
       : mc_(mc), local_(local) {
+    route(predicted);
+  }
+
+  /// Where each collective of `predicted` is issued (it must outlive these hooks).
+  void route(const MeshCost& predicted) {
+    forward_.clear();
+    recomputed_.clear();
+    backward_.clear();
+    gathers_.clear();
+    zero3_forward_.clear();
+    zero3_backward_.clear();
+    means_.clear();
     for (const Collective& c : predicted.collectives) {
       if (c.phase == "forward" && c.statement >= 0) forward_[c.statement].push_back(&c);
+      else if (c.phase == "backward" && c.statement >= 0) recomputed_[c.statement].push_back(&c);  // made again
       else if (c.phase == "forward") zero3_forward_.push_back(&c);  // ZeRO-3's gathers
       else if (c.phase == "backward" && c.kind == CollectiveKind::all_gather) zero3_backward_.push_back(&c);
       else if (c.phase == "backward") backward_[c.of].push_back(&c);
@@ -238,15 +251,11 @@ class Collectives final : public StepHooks {
   bool synchronize = false;          // a barrier before each collective's clock (benchmarks)
 
   void statement_done(int s, std::byte* data, const Layout& layout, DType dtype) override {
-    const auto it = forward_.find(s);
-    if (it == forward_.end()) return;
-    const PlannedStatement& st = local_.statements.at(static_cast<std::size_t>(s));
-    MPI_Op op = MPI_SUM;
-    for (const Step& step : st.plan.steps)
-      if (const auto* r = std::get_if<ReduceStep>(&step))
-        op = r->op == Reduction::max ? MPI_MAX : r->op == Reduction::min ? MPI_MIN : op;
-    for (const Collective* c : it->second) all_reduce(*c, st.name, "forward", data, layout, dtype, op);
-    if (const auto m = means_.find(s); m != means_.end()) scale(data, layout, dtype, 1.0 / static_cast<double>(m->second));
+    complete(forward_, "forward", s, data, layout, dtype);
+  }
+
+  void statement_recomputed(int s, std::byte* data, const Layout& layout, DType dtype) override {
+    complete(recomputed_, "backward", s, data, layout, dtype);
   }
 
   void output_gradient(int s, std::byte* grad, const Layout& layout, DType dtype) override {
@@ -398,9 +407,23 @@ class Collectives final : public StepHooks {
     }
   }
 
+  /// Statement s's result made (forward or again): its partial sums all-reduced, a mean's 1/n.
+  void complete(const std::map<int, std::vector<const Collective*>>& by_statement, const std::string& phase, int s,
+                std::byte* data, const Layout& layout, DType dtype) {
+    const auto it = by_statement.find(s);
+    if (it == by_statement.end()) return;
+    const PlannedStatement& st = local_.statements.at(static_cast<std::size_t>(s));
+    MPI_Op op = MPI_SUM;
+    for (const Step& step : st.plan.steps)
+      if (const auto* r = std::get_if<ReduceStep>(&step))
+        op = r->op == Reduction::max ? MPI_MAX : r->op == Reduction::min ? MPI_MIN : op;
+    for (const Collective* c : it->second) all_reduce(*c, st.name, phase, data, layout, dtype, op);
+    if (const auto m = means_.find(s); m != means_.end()) scale(data, layout, dtype, 1.0 / static_cast<double>(m->second));
+  }
+
   const MeshComms& mc_;
   const ProgramPlan& local_;
-  std::map<int, std::vector<const Collective*>> forward_, backward_, gathers_;
+  std::map<int, std::vector<const Collective*>> forward_, recomputed_, backward_, gathers_;
   std::vector<const Collective*> zero3_forward_, zero3_backward_;
   std::vector<std::byte> scratch_;  // a reduce-scatter's part (grown once, kept)
   std::map<int, std::int64_t> means_;
@@ -483,8 +506,12 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
     m.mc = std::make_unique<MeshComms>(comm, mesh);
     if (optimizer.micro_batches != 1) throw Error("micro-batches on a mesh are not run on MPI yet");
     if (optimizer.mixed_precision) throw Error("mixed precision on a mesh is not run on MPI yet");
+    // the cost recomputes what the trainer does: none or the checkpoints as asked; auto's
+    // choice (under a limit per device) is the trainer's, known once it is built (below)
     ProgramCostOptions co;
     co.optimizer = optimizer.kind;
+    const bool chosen_later = optimizer.recompute && optimizer.recompute->mode == RecomputeMode::automatic;
+    if (optimizer.recompute && !chosen_later) co.recompute = optimizer.recompute;
     m.parts = plan_parts(*m.mc, program, options, params, co);
     (void)program_detail::bind_tensors(m.parts.whole, params, Device::cpu(), {TensorRole::param});
     TensorMap mine;
@@ -538,14 +565,13 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
           m.hooks->dropout_offsets[k] = offset;
         }
     m.trainer = std::make_unique<Trainer>(compile_training(program, m.parts.local, optimizer, mine, m.hooks));
-    // recomputing a statement would issue its collective again, which the cost does not count
-    for (const TrainingGradient& g : m.trainer->training().backward)
-      for (const TrainingRecompute& r : g.recompute)
-        for (const Collective& c : m.parts.predicted.collectives)
-          if (c.statement == r.statement)
-            throw Error("recomputing '" + m.trainer->plan().statements.at(static_cast<std::size_t>(r.statement)).name +
-                        "' would all-reduce it again over " + c.mesh_dim + ": recomputation on a mesh is not run on MPI yet "
-                        "(--recompute none)");
+    if (chosen_later) {  // the statements auto keeps on each device, costed as checkpoints
+      const TrainingOptions& kept = m.trainer->recompute().training;
+      co.recompute = RecomputeOptions{.mode = kept.recompute ? RecomputeMode::checkpoints : RecomputeMode::none,
+                                      .checkpoints = kept.keep};
+      m.parts.predicted = shard(m.parts.whole, cost(m.parts.whole, co), m.mc->mesh);
+      m.hooks->route(m.parts.predicted);
+    }
     for (const auto& [name, t] : m.trainer->parameters())
       m.hooks->params[m.trainer->plan().tensor(name)] = static_cast<std::byte*>(t.data_ptr());
   });

@@ -114,6 +114,43 @@ TEST_CASE("program train on a mesh: 2 ranks with ZeRO-1 train as one process, fr
   CHECK(nlohmann::json::parse(c.out)["mesh"]["collectives"].size() == 5);
 }
 
+TEST_CASE("program train on a mesh with recomputation: the statement made again all-reduces again, as the cost says", "[program][mpi]") {
+  Sandbox box;
+  lecture_files(box);
+  const std::vector<std::string> common = {"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3", "--optimizer", "adam",
+                                           "--lr", "0.01", "--recompute", "checkpoints"};
+  std::vector<std::string> one = {"program", "train"}, two = one;
+  one.insert(one.end(), common.begin(), common.end());
+  one.insert(one.end(), {"-o", "one"});
+  two.insert(two.end(), common.begin(), common.end());
+  two.insert(two.end(), {"-o", "two", "--mesh", "tp=2@nvlink", "--shard", "E:tp", "--json"});
+  REQUIRE(box.run(one).status == 0);
+  const test::CliResult r = box.run_under(mpirun(2), two, as_root);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  // nothing kept (no checkpoint lines): h2 (a sum over E, split) is made again for sq's gradient
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto& c = j["collectives_per_step"];
+  REQUIRE(c["predicted"].size() == 2);
+  for (int k = 0; k < 2; ++k) {
+    CHECK(c["predicted"][k]["tensor"] == "h2");
+    CHECK(c["predicted"][k]["kind"] == "all-reduce");
+    CHECK(c["predicted"][k]["elements"] == 64);  // B K = 16 x 4 on each device: 2·(2−1)/2·256 bytes
+    CHECK(c["predicted"][k]["bus_bytes"] == 256);
+  }
+  CHECK(c["predicted"][0]["phase"] == "forward");
+  CHECK(c["predicted"][1]["phase"] == "backward");
+  CHECK(c["measured_equals_predicted"] == true);
+  for (const char* w : {"w1", "w2"})
+    CHECK(relative(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+  // program cost says the same, and why
+  const test::CliResult cost = box.run({"program", "cost", "m.ein", "B=16", "D=8", "E=12", "K=4", "--mesh", "tp=2@nvlink", "--shard", "E:tp", "--recompute",
+                                        "checkpoints"});
+  INFO(cost);
+  REQUIRE(cost.status == 0);
+  CHECK(count(cost.out, "backward  all-reduce over tp (2)  h2  64 elements, 256 B sent  recomputed for the backward: sums over E") == 1);
+}
+
 TEST_CASE("program run on a mesh: refused once, before any rank computes, and nothing written", "[program][mpi]") {
   Sandbox box;
   lecture_files(box);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "einexpr/codegen/mesh.hpp"
@@ -64,6 +65,44 @@ TEST_CASE("mesh: Megatron's tensor parallelism, two all-reduces of b·s·h a lay
     CHECK(m.params_bytes < g.cost.memory.params_bytes);
     CHECK(m.forward_flops < g.cost.forward_flops);
   }
+}
+
+TEST_CASE("mesh: a layer recomputed for the backward all-reduces its forward's partial sums again") {
+  // Megatron's full recomputation: each layer's input kept, the layer made again before its
+  // gradients, its two forward all-reduces with it: four a layer backward, not two
+  const ast::Program p = parse_program(test::read_model("gpt2.ein"), "gpt2.ein");
+  const ProgramPlan plan = plan_program(p, {.axes = sizes, .dtype = DType::bf16});
+  RecomputeOptions layers{.mode = RecomputeMode::checkpoints};
+  for (const ProgramBlock& b : plan.blocks)
+    for (std::int64_t l = 0; l < b.layers; ++l)
+      layers.checkpoints.push_back(plan.statements.at(static_cast<std::size_t>(b.first + (l + 1) * b.per_layer - 1)).name);
+  const Costed none = gpt2(sizes);
+  const ProgramCost full = cost(plan, {.device = "h100", .optimizer = Optimizer::adam, .mixed_precision = true, .recompute = layers});
+  REQUIRE(!full.recomputed.empty());
+  const Mesh mesh = parse_mesh("tp=4@nvlink", "H:tp F:tp");
+  const MeshCost kept = shard(none.plan, none.cost, mesh), again = shard(plan, full, mesh);
+  std::map<std::string, int> count;
+  std::multiset<std::string> forward, repeated;
+  for (const Collective& c : again.collectives) {
+    ++count[c.phase];
+    const std::string key = c.tensor + " " + c.elements.str() + " " + c.bus_bytes.str();
+    if (c.phase == "forward") forward.insert(key);
+    if (c.why.rfind("recomputed for the backward: ", 0) == 0) {
+      CHECK(c.phase == "backward");
+      CHECK(c.statement >= 0);
+      repeated.insert(key);
+    }
+  }
+  const int L = 2;
+  CHECK(count["forward"] == 2 * L);
+  CHECK(count["backward"] == 4 * L);
+  CHECK(repeated == forward);  // each forward all-reduce once more, as large
+  CHECK(again.backward_bus_bytes == kept.backward_bus_bytes + kept.forward_bus_bytes);
+  CHECK(again.forward_bus_bytes == kept.forward_bus_bytes);
+  // and their time: the backward's communication grows by the forward's
+  REQUIRE(again.timing.error.empty());
+  const MeshCost kept_h100 = shard(plan, cost(plan, {.device = "h100", .optimizer = Optimizer::adam, .mixed_precision = true}), mesh);
+  CHECK(again.timing.backward_comm_s == Approx(kept_h100.timing.backward_comm_s + kept_h100.timing.forward_comm_s));
 }
 
 TEST_CASE("mesh: data parallelism all-reduces every param's gradient once, 2(n−1)/n·Ψ") {

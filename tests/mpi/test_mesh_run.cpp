@@ -153,8 +153,11 @@ TrainCase gpt2_layers() {
           Optimizer::momentum};
 }
 
+// recompute: what the mesh's backward keeps (one process keeps everything: recomputation
+// changes no value); `repeats`: the cost must have this many collectives made again (-1: not
+// checked; measured against predicted still is)
 void train_case(const std::string& label, const TrainCase& c, const std::string& dims, const std::string& shard_text,
-                int zero) {
+                int zero, const RecomputeOptions& recompute = {}, int repeats = 0) {
   const ast::Program p = model(c.file);
   ProgramOptions o;
   o.axes = c.axes;
@@ -174,7 +177,18 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
   opt.seed = 3;
   opt.recompute = RecomputeOptions{};  // none: what the backward reads is kept
   Trainer one = compile_training(p, o, opt, params);
+  opt.recompute = recompute;
   MeshTrainer mesh(MPI_COMM_WORLD, p, parse_mesh(dims, shard_text, zero), o, opt, params);
+  int again = 0;
+  for (const Collective& x : mesh.predicted().collectives) again += x.why.rfind("recomputed", 0) == 0 ? 1 : 0;
+  check(repeats < 0 || again == repeats, label + ": " + std::to_string(again) +
+                                             " collectives made again by recomputation, not " + std::to_string(repeats));
+  check((mesh.local().recompute_flops() == Count{}) == (recompute.mode == RecomputeMode::none),
+        label + ": recomputes " + mesh.local().recompute_flops().str() + " FLOPs");
+  if (recompute.mode == RecomputeMode::automatic)
+    check(mesh.local().peak_bytes_predicted() <= recompute.memory_limit,
+          label + ": a device's predicted peak " + std::to_string(mesh.local().peak_bytes_predicted()) + " is over " +
+              std::to_string(recompute.memory_limit));
   double loss_diff = 0;
   for (int s = 0; s < 5; ++s) {
     const TensorMap in = inputs(s);
@@ -234,6 +248,33 @@ int main(int argc, char** argv) {
       train_case("lecture2, ZeRO", lecture2(), "dp=" + n, "B:dp", zero);
       train_case("gpt2_train, ZeRO", gpt2_train(), world == 4 ? "dp=2 tp=2" : "dp=2",
                  world == 4 ? "B:dp H:tp F:tp" : "B:dp", zero);
+    }
+    // recomputation: the forward's all-reduces made again before the gradients that read
+    // their results (Megatron's full recomputation); nothing kept but the outputs, then the
+    // choice of auto under a limit below each device's no-recompute peak
+    {
+      const RecomputeOptions nothing{.mode = RecomputeMode::checkpoints, .checkpoints = {}};
+      const std::string tp = world == 4 ? "dp=2 tp=2" : "tp=2", tp_shard = world == 4 ? "B:dp H:tp F:tp" : "H:tp F:tp";
+      train_case("gpt2_train, Megatron's tp, everything recomputed", gpt2_train(), tp, tp_shard, 0, nothing, 2);
+      train_case("gpt2_train, Megatron's tp, ZeRO-3, everything recomputed", gpt2_train(), tp, tp_shard, 3, nothing, 2);
+      train_case("lecture2, tensor-parallel, everything recomputed", lecture2(), "tp=" + n, "E:tp", 0, nothing, 1);
+      // auto: the limit is each device's (its part of the program), below its peak keeping
+      // everything; the cost then counts what the trainer chose (here statements without
+      // collectives: the einsums that all-reduce are the dearest to make again)
+      const TrainCase c = gpt2_train();
+      ProgramOptions og;
+      og.axes = c.axes;
+      OptimizerOptions keep_all;
+      keep_all.kind = c.optimizer;
+      keep_all.recompute = RecomputeOptions{};
+      const std::int64_t peak = MeshTrainer(MPI_COMM_WORLD, model(c.file), parse_mesh(tp, tp_shard), og, keep_all,
+                                            init_params(plan_program(model(c.file), og), 7))
+                                    .local()
+                                    .peak_bytes_predicted();
+      const RecomputeOptions limited{.mode = RecomputeMode::automatic, .memory_limit = peak - peak / 20};
+      train_case("gpt2_train, Megatron's tp, auto under 95% of a device's peak keeping everything (" + std::to_string(limited.memory_limit) +
+                     " bytes)",
+                 c, tp, tp_shard, 0, limited, -1);
     }
     train_case("gpt2.ein (2 layers, dropout), data-parallel", gpt2_layers(), "dp=" + n, "B:dp", 0);
     train_case("gpt2.ein (2 layers, dropout), ZeRO", gpt2_layers(), "dp=" + n, "B:dp", 2);

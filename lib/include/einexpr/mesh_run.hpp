@@ -32,9 +32,11 @@
 // shard() refuses, a tensor of the wrong shape on any rank, what this first cut does not run —
 // are thrown on every rank as MeshError, with the first failing rank's message. Not run yet:
 // a forward reduce-scatter (a sum over an axis split over the dimension the result is split
-// over), a split layer axis (pipelines), micro-batches, mixed precision, recomputing a
-// statement that has a collective, dropout on a tensor split along another dim than its
-// first, dtypes other than f32 and f64 in a collective. ZeRO-2's gradients and ZeRO-3's params
+// over), a split layer axis (pipelines), micro-batches, mixed precision, dropout on a tensor
+// split along another dim than its first, dtypes other than f32 and f64 in a collective.
+// Recomputation runs: a statement made again for the backward issues its forward's
+// collectives again, as the cost counts them (--recompute auto's limit is each device's, and
+// the cost counts what the trainer chose). ZeRO-2's gradients and ZeRO-3's params
 // move ZeRO's bytes, but each rank still allocates them whole (ZeRO-1's optimizer state is
 // partitioned in memory as well).
 #include <mpi.h>

@@ -20,6 +20,9 @@ class StepHooks {
   virtual void begin_forward() {}
   /// Forward statement `statement` has written its result (partial sums: all-reduced here).
   virtual void statement_done(int /*statement*/, std::byte* /*data*/, const Layout& /*layout*/, DType /*dtype*/) {}
+  /// Forward statement `statement` has been made again for the backward (recomputation) and
+  /// written its result here (partial sums: all-reduced again).
+  virtual void statement_recomputed(int /*statement*/, std::byte* /*data*/, const Layout& /*layout*/, DType /*dtype*/) {}
   /// After the loss's gradient is seeded, before the backward's first gradient (ZeRO-3).
   virtual void begin_backward() {}
   /// Before the first gradient through statement `statement`: the gradient of its result (a

@@ -17,6 +17,11 @@
 //               all-reduce of every param). Bytes per device are nccl-tests' "bus" bytes:
 //               all-reduce 2(n−1)/n·S, reduce-scatter and all-gather (n−1)/n·S, S the
 //               tensor's bytes on one device before the collective.
+//   recomputed  a statement the backward makes again (ProgramCost::recomputed: --recompute's
+//               choice) makes its forward collectives again, in the backward, before the
+//               gradients that read it (with each layer made again from its input and H, F
+//               split over tp, gpt2.ein's layer all-reduces four times backward, not two;
+//               llama2.ein's three: nothing reads its MLP's output again)
 //   ZeRO        Mesh::zero = 1, 2 or 3 (Rajbhandari et al. 2020) partitions, over the data-
 //               parallel dimensions of each param (those its gradient is all-reduced over), the
 //               optimizer state (1), then the gradients (2), then the params (3): per device
@@ -132,7 +137,8 @@ struct Collective {
   std::string call;        // in a block's layer: the call and the layer
   int layer = -1;
   double time_s = 0;       // under the α-β model (0 when MeshCost::timing has an error)
-  int statement = -1;      // forward: the statement whose result it completes
+  int statement = -1;      // forward: the statement whose result it completes (backward: the
+                           // statement made again, its why "recomputed for the backward: ...")
   int of = -1;             // backward and optimizer: the tensor whose gradient (or, ZeRO's
                            // gathers, which param) it completes
 };

@@ -144,6 +144,7 @@ struct ProgramCost {
   ProgramMemory memory;       // under `recompute`'s choice
   RecomputeChoice recompute;  // what the backward keeps; the FLOPs it makes again are in no other
                               // count (its time is in timing.step_s)
+  std::vector<int> recomputed;  // the statements a step makes again, as often as it does (event order)
   SixNP estimate;
   ProgramTiming timing;
 
