@@ -123,6 +123,10 @@ struct Trainer::Impl {
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> ranges;  // per param_ids entry: the
                                                 // elements updated here, its state theirs in order
   std::vector<int> last_event;                  // per tensor: the backward event completing its gradient (-1)
+  // micro-batches on a mesh: the tensors (a param, a layer's slice of one) whose gradient's
+  // collective waits for the micro-batches' sum, each with its param's param_ids entry
+  std::vector<std::pair<int, std::size_t>> deferred;
+  std::vector<bool> is_deferred;                // per tensor
 
   void check_program();
   void lower_all();
@@ -357,7 +361,8 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
         break;
       }
     }
-    if (hooks && last_event[static_cast<std::size_t>(g.tensor)] == static_cast<int>(e)) {
+    if (hooks && last_event[static_cast<std::size_t>(g.tensor)] == static_cast<int>(e) &&
+        !is_deferred[static_cast<std::size_t>(g.tensor)]) {
       Layout layout = grad_layout;
       layout.offset = 0;
       hooks->gradient_done(g.tensor, grad_ptr(g.tensor), layout, t.dtype);
@@ -560,6 +565,18 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   m->last_event.assign(m->plan.tensors.size(), -1);
   for (std::size_t e = 0; e < m->training.backward.size(); ++e)
     m->last_event[static_cast<std::size_t>(m->training.backward[e].tensor)] = static_cast<int>(e);
+  m->is_deferred.assign(m->plan.tensors.size(), false);
+  if (m->hooks && optimizer.micro_batches > 1)  // a param's gradient completes once a step: the sum
+    for (std::size_t id = 0; id < m->plan.tensors.size(); ++id) {
+      const ProgramTensor& t = m->plan.tensors[id];
+      const int param = t.role == TensorRole::param ? static_cast<int>(id) : t.role == TensorRole::layer ? t.stacked : -1;
+      const auto at = std::find(m->param_ids.begin(), m->param_ids.end(), param);
+      if (m->last_event[id] < 0 || at == m->param_ids.end()) continue;
+      EINEXPR_ASSERT(m->training.gradient_buffer[id] == m->training.gradient_buffer[static_cast<std::size_t>(param)],
+                     "program train: the gradient of '" + t.name + "' is not in its param's");
+      m->deferred.emplace_back(static_cast<int>(id), static_cast<std::size_t>(at - m->param_ids.begin()));
+      m->is_deferred[id] = true;
+    }
   return Trainer(std::move(m));
 }
 
@@ -602,6 +619,16 @@ double Trainer::step(const TensorMap& inputs) {
     sum += loss;
     m.run_backward(bound, 1.0 / k);
     if (k > 1) m.accumulate(micro == 0);
+  }
+  for (const auto& [id, i] : m.deferred) {  // on a mesh: each param's summed gradient completed
+    const auto t = static_cast<std::size_t>(id);
+    const int param = m.param_ids[i];
+    Layout layout = m.training.gradient_layout[t];
+    const std::int64_t from = layout.offset - m.training.gradient_layout[static_cast<std::size_t>(param)].offset;
+    layout.offset = 0;
+    Tensor& sum = m.accumulated[i];
+    m.hooks->gradient_done(id, static_cast<std::byte*>(sum.data_ptr()) + from * static_cast<std::int64_t>(element_size(sum.dtype())),
+                           layout, sum.dtype());
   }
   m.update();
   return sum / k;

@@ -30,23 +30,6 @@ void sizes(const std::vector<MeshDim>& dims, std::size_t k, std::int64_t left, s
   }
 }
 
-// The param a tensor's gradient belongs to (itself, or the stack of a layer's slice), or -1.
-int param_of(const ProgramPlan& plan, int id) {
-  if (id < 0) return -1;
-  const ProgramTensor& t = plan.tensor(id);
-  if (t.role == TensorRole::param) return id;
-  if (t.role == TensorRole::layer && plan.tensor(t.stacked).role == TensorRole::param) return t.stacked;
-  return -1;
-}
-
-// Once a step, not each micro-batch: the update's collectives, and the params' gradients' when
-// each device holds them whole (ZeRO 0 and 1: the micro-batches' gradients added locally first;
-// from ZeRO-2 on a device keeps only its part, so each micro-batch's is reduce-scattered).
-bool once_a_step(const ProgramPlan& plan, const Collective& x, int zero) {
-  if (x.phase == "optimizer") return true;
-  return zero < 2 && x.phase == "backward" && x.kind != CollectiveKind::all_gather && param_of(plan, x.of) >= 0;
-}
-
 std::string fmt(double v, int digits = 3) {
   std::ostringstream os;
   os.precision(digits);
@@ -57,6 +40,36 @@ std::string fmt(double v, int digits = 3) {
 std::string gb(const Count& c) { return fmt(c.to_double() / 1e9) + " GB"; }
 
 }  // namespace
+
+// The param a tensor's gradient belongs to (itself, or the stack of a layer's slice), or -1.
+static int param_of(const ProgramPlan& plan, int id) {
+  if (id < 0) return -1;
+  const ProgramTensor& t = plan.tensor(id);
+  if (t.role == TensorRole::param) return id;
+  if (t.role == TensorRole::layer && plan.tensor(t.stacked).role == TensorRole::param) return t.stacked;
+  return -1;
+}
+
+bool once_a_step(const ProgramPlan& plan, const Collective& x, int zero) {
+  if (x.phase == "optimizer") return true;
+  return zero < 2 && x.phase == "backward" && x.kind != CollectiveKind::all_gather && param_of(plan, x.of) >= 0;
+}
+
+MeshCost step_of_micro_batches(const ProgramPlan& plan, const MeshCost& micro, int micro_batches) {
+  MeshCost step = micro;
+  step.collectives.clear();
+  step.forward_bus_bytes = step.backward_bus_bytes = step.optimizer_bus_bytes = Count{};
+  for (const Collective& c : micro.collectives)
+    for (int k = once_a_step(plan, c, micro.mesh.zero) ? 1 : micro_batches; k > 0; --k) {
+      (c.phase == "forward" ? step.forward_bus_bytes : c.phase == "backward" ? step.backward_bus_bytes : step.optimizer_bus_bytes) +=
+          c.bus_bytes;
+      step.collectives.push_back(c);
+    }
+  const Count m = Count::from_int64(micro_batches);
+  step.forward_flops = micro.forward_flops * m;
+  step.backward_flops = micro.backward_flops * m;
+  return step;
+}
 
 LayoutSearch search_layouts(const ast::Program& program, const ProgramOptions& options,
                             const ProgramCostOptions& cost_options, const Mesh& shape, const SearchOptions& o) {

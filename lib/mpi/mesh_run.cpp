@@ -491,7 +491,9 @@ MeshRun run_on_mesh(MPI_Comm comm, const ast::Program& program, const Mesh& mesh
 
 struct MeshTrainer::Impl {
   std::unique_ptr<MeshComms> mc;
-  Parts parts;
+  Parts parts;        // parts.predicted: the step's (with micro-batches, each micro-batch's collectives K times)
+  ProgramPlan micro_plan;  // micro-batches: the whole program at a micro-batch's size,
+  MeshCost micro;          // its cost on the mesh (what the hooks issue, by statement and tensor)
   ProgramPlan local;  // this rank's part, as the trainer plans it
   std::shared_ptr<Collectives> hooks;
   std::unique_ptr<Trainer> trainer;
@@ -504,7 +506,11 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
   Impl& m = *impl_;
   agree(comm, [&] {
     m.mc = std::make_unique<MeshComms>(comm, mesh);
-    if (optimizer.micro_batches != 1) throw Error("micro-batches on a mesh are not run on MPI yet");
+    const int batches = optimizer.micro_batches;
+    if (batches > 1 && mesh.zero >= 2)
+      throw Error("micro-batches with ZeRO-" + std::to_string(mesh.zero) + ": each micro-batch's gradients would be "
+                  "reduce-scattered into this device's part, which is not run on MPI yet (ZeRO 0 or 1 add the "
+                  "micro-batches' gradients first)");
     if (optimizer.mixed_precision) throw Error("mixed precision on a mesh is not run on MPI yet");
     // the cost recomputes what the trainer does: none or the checkpoints as asked; auto's
     // choice (under a limit per device) is the trainer's, known once it is built (below)
@@ -513,6 +519,45 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
     const bool chosen_later = optimizer.recompute && optimizer.recompute->mode == RecomputeMode::automatic;
     if (optimizer.recompute && !chosen_later) co.recompute = optimizer.recompute;
     m.parts = plan_parts(*m.mc, program, options, params, co);
+    // micro-batches: the whole program at a micro-batch's size (B / K; each device's part of it
+    // B / (K · dp)) is what the hooks issue collectives by, K times a step but the once-a-step ones
+    ProgramOptions at_micro = options;
+    if (batches > 1) {
+      const auto whole = std::find_if(m.parts.whole.axes.begin(), m.parts.whole.axes.end(),
+                                      [&](const auto& a) { return a.first == optimizer.batch_axis; });
+      if (whole == m.parts.whole.axes.end())
+        throw Error("the program has no axis '" + optimizer.batch_axis + "' to split into micro-batches");
+      if (whole->second % batches != 0)
+        throw ShapeError("axis '" + optimizer.batch_axis + "' is " + std::to_string(whole->second) +
+                         ": it does not split into " + std::to_string(batches) + " equal micro-batches");
+      for (const ProgramTensor& t : m.parts.whole.tensors)
+        if (t.dropout >= 0)
+          throw Error("dropout with micro-batches on a mesh: each rank's micro-batch would draw another part of the "
+                      "masks than one process's micro-batches do; not run on MPI yet");
+      bool set = false;
+      for (auto& [name, length] : at_micro.axes)
+        if (name == optimizer.batch_axis) length = whole->second / batches, set = true;
+      if (!set) at_micro.axes.emplace_back(optimizer.batch_axis, whole->second / batches);
+      for (GivenTensor& g : at_micro.given)  // a given input's rows along the batch axis: a micro-batch's
+        if (const int id = m.parts.whole.tensor(g.name); id >= 0) {
+          const std::vector<std::string>& dims = m.parts.whole.tensor(id).dims;
+          for (std::size_t d = 0; d < dims.size() && d < g.shape.size(); ++d)
+            if (dims[d] == optimizer.batch_axis) g.shape[d] /= batches;
+        }
+    }
+    const auto predict = [&] {  // the mesh's cost under `co`, of a step and (micro-batches) of one micro-batch
+      if (batches == 1) {
+        m.parts.predicted = shard(m.parts.whole, cost(m.parts.whole, co), m.mc->mesh);
+        return;
+      }
+      m.micro = shard(m.micro_plan, cost(m.micro_plan, co), m.mc->mesh);
+      m.parts.predicted = step_of_micro_batches(m.micro_plan, m.micro, batches);
+    };
+    if (batches > 1) {
+      m.micro_plan = plan_parts(*m.mc, program, at_micro, params, co).whole;
+      predict();
+    }
+    const MeshCost& routed = batches > 1 ? m.micro : m.parts.predicted;
     (void)program_detail::bind_tensors(m.parts.whole, params, Device::cpu(), {TensorRole::param});
     TensorMap mine;
     for (const auto& [name, t] : params) mine[name] = m.mc->part_of(t, m.parts.whole.tensor(m.parts.whole.tensor(name)));
@@ -535,7 +580,7 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
                       " equal parts (" + std::to_string(n) + " % " + std::to_string(d) + " = " + std::to_string(n % d) + ")");
       }
     // the collectives read this plan: the trainer's is the same (the same program, sizes and options)
-    m.hooks = std::make_shared<Collectives>(*m.mc, m.parts.predicted, local);
+    m.hooks = std::make_shared<Collectives>(*m.mc, routed, local);
     // a param partitioned over two mesh dimensions: one part per rank of their product, not run
     for (std::size_t id = 0; id < local.tensors.size(); ++id) {
       std::set<std::string> dims;
@@ -569,8 +614,8 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
       const TrainingOptions& kept = m.trainer->recompute().training;
       co.recompute = RecomputeOptions{.mode = kept.recompute ? RecomputeMode::checkpoints : RecomputeMode::none,
                                       .checkpoints = kept.keep};
-      m.parts.predicted = shard(m.parts.whole, cost(m.parts.whole, co), m.mc->mesh);
-      m.hooks->route(m.parts.predicted);
+      predict();
+      m.hooks->route(batches > 1 ? m.micro : m.parts.predicted);
     }
     for (const auto& [name, t] : m.trainer->parameters())
       m.hooks->params[m.trainer->plan().tensor(name)] = static_cast<std::byte*>(t.data_ptr());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "cli_run.hpp"
 #include "einexpr/einexpr.hpp"
@@ -149,6 +150,32 @@ TEST_CASE("program train on a mesh with recomputation: the statement made again 
   INFO(cost);
   REQUIRE(cost.status == 0);
   CHECK(count(cost.out, "backward  all-reduce over tp (2)  h2  64 elements, 256 B sent  recomputed for the backward: sums over E") == 1);
+}
+
+TEST_CASE("program train on a mesh with micro-batches: the loss's all-reduce each micro-batch, the gradients' once a step", "[program][mpi]") {
+  Sandbox box;
+  lecture_files(box);
+  const std::vector<std::string> common = {"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3", "--optimizer", "adam",
+                                           "--lr", "0.01"};
+  std::vector<std::string> one = {"program", "train"}, two = one;
+  one.insert(one.end(), common.begin(), common.end());
+  one.insert(one.end(), {"-o", "one"});
+  two.insert(two.end(), common.begin(), common.end());
+  two.insert(two.end(), {"-o", "two", "--mesh", "dp=2@ib", "--shard", "B:dp", "--micro-batches", "2", "--json"});
+  REQUIRE(box.run(one).status == 0);
+  const test::CliResult r = box.run_under(mpirun(2), two, as_root);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  // each rank's 8 rows in 2 micro-batches of 4: the loss (a mean over B, split) all-reduced in
+  // each; dw1 (8 x 12) and dw2 (12 x 4) summed over the micro-batches, then all-reduced once
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto& c = j["collectives_per_step"];
+  std::map<std::string, int> seen;
+  for (const auto& x : c["predicted"]) ++seen[x["phase"].get<std::string>() + " " + x["tensor"].get<std::string>()];
+  CHECK(seen == std::map<std::string, int>{{"forward loss", 2}, {"backward dw1", 1}, {"backward dw2", 1}});
+  CHECK(c["measured_equals_predicted"] == true);
+  for (const char* w : {"w1", "w2"})
+    CHECK(relative(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
 }
 
 TEST_CASE("program run on a mesh: refused once, before any rank computes, and nothing written", "[program][mpi]") {

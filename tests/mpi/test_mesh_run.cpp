@@ -157,7 +157,7 @@ TrainCase gpt2_layers() {
 // changes no value); `repeats`: the cost must have this many collectives made again (-1: not
 // checked; measured against predicted still is)
 void train_case(const std::string& label, const TrainCase& c, const std::string& dims, const std::string& shard_text,
-                int zero, const RecomputeOptions& recompute = {}, int repeats = 0) {
+                int zero, const RecomputeOptions& recompute = {}, int repeats = 0, int micro_batches = 1) {
   const ast::Program p = model(c.file);
   ProgramOptions o;
   o.axes = c.axes;
@@ -178,6 +178,7 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
   opt.recompute = RecomputeOptions{};  // none: what the backward reads is kept
   Trainer one = compile_training(p, o, opt, params);
   opt.recompute = recompute;
+  opt.micro_batches = micro_batches;  // one process takes the batch whole: the same gradients
   MeshTrainer mesh(MPI_COMM_WORLD, p, parse_mesh(dims, shard_text, zero), o, opt, params);
   int again = 0;
   for (const Collective& x : mesh.predicted().collectives) again += x.why.rfind("recomputed", 0) == 0 ? 1 : 0;
@@ -208,6 +209,7 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
   }
   check(worst <= c.tolerance, label + ": param '" + at + "' differs by " + std::to_string(worst) + " after 5 Adam steps");
   std::cout << "ok: train " << label << " (" << dims << "; " << shard_text << (zero ? "; ZeRO-" + std::to_string(zero) : "")
+            << (micro_batches > 1 ? "; " + std::to_string(micro_batches) + " micro-batches" : "")
             << ", " << name(c.dtype) << "): params after 5 " << name(c.optimizer) << " steps within " << worst << " (" << at << "), losses within " << loss_diff << ", "
             << collectives_line(mesh.measured()) << " a step, as predicted\n";
 }
@@ -276,6 +278,15 @@ int main(int argc, char** argv) {
                      " bytes)",
                  c, tp, tp_shard, 0, limited, -1);
     }
+    // micro-batches: the forward's and the activations' collectives each micro-batch, the
+    // params' gradients' (ZeRO 0-1) once a step on their sum
+    for (int zero = 0; zero <= 1; ++zero) {
+      train_case("lecture2, data-parallel, 2 micro-batches", lecture2(), "dp=" + n, "B:dp", zero, {}, 0, 2);
+      train_case("gpt2_train, Megatron's tp, 2 micro-batches", gpt2_train(), world == 4 ? "dp=2 tp=2" : "tp=2",
+                 world == 4 ? "B:dp H:tp F:tp" : "H:tp F:tp", zero, {}, 0, 2);
+    }
+    train_case("lecture2, tensor-parallel, 4 micro-batches, everything recomputed", lecture2(), "tp=" + n, "E:tp", 0,
+               {.mode = RecomputeMode::checkpoints, .checkpoints = {}}, 4, 4);
     train_case("gpt2.ein (2 layers, dropout), data-parallel", gpt2_layers(), "dp=" + n, "B:dp", 0);
     train_case("gpt2.ein (2 layers, dropout), ZeRO", gpt2_layers(), "dp=" + n, "B:dp", 2);
 
@@ -319,6 +330,20 @@ int main(int argc, char** argv) {
       MeshTrainer t(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "H:tp"), og, opt,
                     init_params(plan_program(model(c.file), og), 1));
     }, "only a split first dim");
+    refused("micro-batches with ZeRO-2", [&] {
+      OptimizerOptions opt;
+      opt.micro_batches = 2;
+      MeshTrainer t(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp", 2), o, opt, {{"w1", in.at("w1")}, {"w2", in.at("w2")}});
+    }, "not run on MPI yet (ZeRO 0 or 1");
+    refused("micro-batches with dropout", [&] {
+      const TrainCase c = gpt2_layers();
+      ProgramOptions og;
+      og.axes = c.axes;
+      OptimizerOptions opt;
+      opt.micro_batches = 2;
+      MeshTrainer t(MPI_COMM_WORLD, model(c.file), parse_mesh("dp=" + n, "B:dp"), og, opt,
+                    init_params(plan_program(model(c.file), og), 1));
+    }, "dropout with micro-batches on a mesh");
   } catch (const std::exception& e) {
     std::cerr << "rank " << rank << ": " << e.what() << "\n";
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -29,7 +29,8 @@ class StepHooks {
   /// mean over split axes scales it here).
   virtual void output_gradient(int /*statement*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
   /// The gradient of tensor `tensor` is complete: every contribution added (partial sums:
-  /// all-reduced, or reduce-scattered under ZeRO, here).
+  /// all-reduced, or reduce-scattered under ZeRO, here). With micro-batches, a param's (or a
+  /// layer's slice of one) once a step, after the last micro-batch: the micro-batches' sum.
   virtual void gradient_done(int /*tensor*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
   /// The element ranges [begin, end) of param `tensor` (numel elements) this device updates
   /// and keeps optimizer state for (ZeRO's partition); the whole param by default.

@@ -166,6 +166,14 @@ MeshCost shard(const ProgramPlan& plan, const ProgramCost& cost, const Mesh& mes
 /// The per-device tables: FLOPs, memory and the collectives (a block's layers folded).
 std::string to_string(const MeshCost& m);
 
+/// With micro-batches: whether collective `x` of one micro-batch's cost (of `plan`, at the
+/// micro-batch's size) runs once a step — the update's, and under ZeRO 0-1 a param's gradient's
+/// (the micro-batches' gradients added on each device first) — rather than once a micro-batch.
+bool once_a_step(const ProgramPlan& plan, const Collective& x, int zero);
+/// A step of `micro_batches` micro-batches from one micro-batch's cost: each collective as often
+/// as it runs (once_a_step), the bus bytes and FLOPs of them all; memory and time as `micro`'s.
+MeshCost step_of_micro_batches(const ProgramPlan& plan, const MeshCost& micro, int micro_batches);
+
 /// program cost --search: the layouts of a program on `devices` devices. The mesh's dimensions
 /// (names, links) and the axes split over them come from a template mesh (the file's mesh and
 /// shard lines, or the command line's; its sizes are ignored); the search tries every size of
