@@ -103,6 +103,12 @@ TEST_CASE("devices lists the table and --json is a device file") {
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("h100") && Catch::Contains("989.5 T") && Catch::Contains("3.35 TB/s") &&
                         Catch::Contains("NVIDIA H100 SXM5 80 GB") && Catch::Contains("sources\n  h100: NVIDIA"));
+  // each GPU's memory (--search fits layouts into it), and the links of program cost --mesh
+  CHECK_THAT(r.out, Catch::Contains("bandwidth  memory  description") && Catch::Contains("3.35 TB/s   80 GB") &&
+                        Catch::Contains("4.8 TB/s  141 GB"));
+  CHECK_THAT(r.out, Catch::Contains("links between devices (program cost --mesh: t = 8.4 µs + steps·α + bus bytes / β)") &&
+                        Catch::Contains("  nvlink  450 GB/s  3.4 µs\n") && Catch::Contains("  ib       50 GB/s  9.6 µs\n") &&
+                        Catch::Contains("  pcie     64 GB/s  5.7 µs\n") && Catch::Contains("nvlink: NVIDIA H100 Tensor Core GPU datasheet"));
   r = box.run({"devices", "--json"});
   REQUIRE(r.status == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -111,6 +117,7 @@ TEST_CASE("devices lists the table and --json is a device file") {
   REQUIRE(h100 != j.end());
   CHECK((*h100)["peak_flops"]["bf16"].get<double>() == 989.5e12);
   CHECK((*h100)["bandwidth"].get<double>() == 3.35e12);
+  CHECK((*h100)["memory"].get<double>() == 80e9);
   // the JSON is a valid $EINEXPR_DEVICES file
   box.write_bytes("mine.json", r.out);
   CHECK(read_device_file(box.path("mine.json")).size() == j.size());

@@ -12,6 +12,7 @@
 #include "cli_run.hpp"
 #include "einexpr/einexpr.hpp"
 #include "model_files.hpp"
+#include "tensor_difference.hpp"
 
 using namespace einexpr;
 using test::Sandbox;
@@ -34,17 +35,6 @@ const std::map<std::string, std::string> as_root = {{"OMPI_ALLOW_RUN_AS_ROOT", "
                                                     {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
                                                     {"OMP_NUM_THREADS", "1"},
                                                     {"ASAN_OPTIONS", "detect_leaks=0:allocator_may_return_null=1"}};
-
-// max |a - b| / max |b|
-double relative(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.to(DType::f64).contiguous(), y = b.to(DType::f64).contiguous();
-  double diff = 0, size = 0;
-  for (std::int64_t i = 0; i < y.numel(); ++i) {
-    diff = std::max(diff, std::abs(x.data<double>()[i] - y.data<double>()[i]));
-    size = std::max(size, std::abs(y.data<double>()[i]));
-  }
-  return diff / size;
-}
 
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
@@ -71,7 +61,7 @@ TEST_CASE("program run on a mesh: 4 ranks (dp and tp) write one process's output
   const test::CliResult r = box.run_under(mpirun(4), four, as_root);
   INFO(r);
   REQUIRE(r.status == 0);
-  CHECK(relative(box.read_npy("four/loss.npy"), box.read_npy("one/loss.npy")) <= 1e-6);
+  CHECK(test::max_relative_difference(box.read_npy("four/loss.npy"), box.read_npy("one/loss.npy")) <= 1e-6);
   const nlohmann::json j = nlohmann::json::parse(r.out);  // rank 0's report alone
   CHECK(j["ranks"] == 4);
   CHECK(j["mesh"] == "dp=2 tp=2; B:dp E:tp");
@@ -108,7 +98,7 @@ TEST_CASE("program train on a mesh: 2 ranks with ZeRO-1 train as one process, fr
   // dw1 and dw2 reduce-scattered, w1 and w2 gathered after the update, the loss all-reduced
   CHECK(count(r.out, "each step: 5 collectives, 580 bytes sent by each rank (nccl-tests' bus bytes), as program cost --mesh predicts") == 1);
   for (const char* w : {"w1", "w2"})
-    CHECK(relative(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
   // what program cost --mesh says of the same step
   const test::CliResult c = box.run({"program", "cost", "meshed.ein", "--optimizer", "adam", "--zero", "1", "--json"});
   REQUIRE(c.status == 0);
@@ -143,7 +133,7 @@ TEST_CASE("program train on a mesh with recomputation: the statement made again 
   CHECK(c["predicted"][1]["phase"] == "backward");
   CHECK(c["measured_equals_predicted"] == true);
   for (const char* w : {"w1", "w2"})
-    CHECK(relative(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
   // program cost says the same, and why
   const test::CliResult cost = box.run({"program", "cost", "m.ein", "B=16", "D=8", "E=12", "K=4", "--mesh", "tp=2@nvlink", "--shard", "E:tp", "--recompute",
                                         "checkpoints"});
@@ -175,7 +165,7 @@ TEST_CASE("program train on a mesh with micro-batches: the loss's all-reduce eac
   CHECK(seen == std::map<std::string, int>{{"forward loss", 2}, {"backward dw1", 1}, {"backward dw2", 1}});
   CHECK(c["measured_equals_predicted"] == true);
   for (const char* w : {"w1", "w2"})
-    CHECK(relative(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
 }
 
 TEST_CASE("program run on a mesh: refused once, before any rank computes, and nothing written", "[program][mpi]") {

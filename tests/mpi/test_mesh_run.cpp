@@ -20,6 +20,7 @@
 #include <string>
 
 #include "einexpr/mesh_run.hpp"
+#include "tensor_difference.hpp"
 #include "einexpr/parser/program.hpp"
 
 using namespace einexpr;
@@ -40,17 +41,6 @@ ast::Program model(const std::string& file) {
   std::stringstream s;
   s << f.rdbuf();
   return parse_program(s.str(), file);
-}
-
-// max |a - b| / max |b|, in f64
-double relative(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.to(DType::f64).contiguous(), y = b.to(DType::f64).contiguous();
-  double diff = 0, size = 0;
-  for (std::int64_t i = 0; i < y.numel(); ++i) {
-    diff = std::max(diff, std::abs(x.data<double>()[i] - y.data<double>()[i]));
-    size = std::max(size, std::abs(y.data<double>()[i]));
-  }
-  return size > 0 ? diff / size : diff;
 }
 
 Tensor ids(Shape shape, std::int64_t below, std::uint32_t seed) {
@@ -98,7 +88,7 @@ void run_case(const std::string& label, const std::string& dims, const std::stri
   check(diff.empty(), label + ": measured collectives differ from the cost's:\n" + diff);
   check(!r.measured.empty() || shard_text.find("E:") == std::string::npos, label + ": no collective issued");
   if (rank == 0) {
-    const double e = relative(r.outputs.at(0).second, one["loss"]);
+    const double e = test::max_relative_difference(r.outputs.at(0).second, one["loss"]);
     check(e <= 1e-5, label + ": loss differs by " + std::to_string(e));
     std::cout << "ok: run " << label << " (" << dims << "; " << shard_text << "): loss relative difference " << e << ", "
               << collectives_line(r.measured) << ", as predicted\n";
@@ -204,7 +194,7 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
   double worst = 0;
   std::string at;
   for (const auto& [name, w] : one.parameters()) {
-    const double e = relative(trained.at(name), w);
+    const double e = test::max_relative_difference(trained.at(name), w);
     if (e > worst) worst = e, at = name;
   }
   check(worst <= c.tolerance, label + ": param '" + at + "' differs by " + std::to_string(worst) + " after 5 Adam steps");
