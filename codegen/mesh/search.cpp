@@ -7,6 +7,7 @@
 
 #include "einexpr/codegen/mesh.hpp"
 #include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/parallel.hpp"
 #include "mesh/sharder.hpp"
 
 namespace einexpr {
@@ -97,10 +98,9 @@ LayoutSearch search_layouts(const ast::Program& program, const ProgramOptions& o
     program_detail::BackwardPlan bwd;
     std::map<std::string, ProgramCost> costs;  // by recomputation
   };
-  std::map<std::int64_t, Planned> plans;  // by micro-batches
-  auto planned = [&](std::int64_t m) -> Planned& {
-    auto it = plans.find(m);
-    if (it != plans.end()) return it->second;
+  // each micro-batch count's plan and costs, and each layout's shard(), are independent: both
+  // run on einexpr's threads (parallel.hpp), results in the serial order
+  auto planned = [&](std::int64_t m) {
     ProgramOptions po = options;
     bool set = false;
     for (auto& [name, len] : po.axes)
@@ -121,14 +121,20 @@ LayoutSearch search_layouts(const ast::Program& program, const ProgramOptions& o
       c.recompute = layers;
       p.costs["layers"] = cost(p.plan, c);
     }
-    return plans.emplace(m, std::move(p)).first->second;
+    return p;
   };
 
   std::vector<std::vector<std::int64_t>> shapes;
   std::vector<std::int64_t> now;
   sizes(shape.dims, 0, o.devices, 1, o.node, now, shapes);
   std::map<std::string, int> refused;
-  std::vector<LayoutChoice> fit;
+  struct Task {
+    Mesh mesh;           // sizes (and ZeRO's stage)
+    std::int64_t m = 1;  // micro-batches
+    std::string recompute;
+  };
+  std::vector<Task> tasks;
+  std::map<std::int64_t, std::size_t> plan_of;  // micro-batches -> its index in `plans`
   for (const std::vector<std::int64_t>& s : shapes) {
     Mesh mesh = shape;
     for (std::size_t d = 0; d < s.size(); ++d) mesh.dims[d].size = s[d];
@@ -143,35 +149,67 @@ LayoutSearch search_layouts(const ast::Program& program, const ProgramOptions& o
       continue;
     }
     for (std::int64_t m = 1; (B / dp) % m == 0; m *= 2) {
-      Planned& p = planned(m);
-      for (const auto& [recompute, c] : p.costs)
-        for (int zero = 0; zero <= 3; ++zero) {
-          mesh.zero = zero;
-          ++out.tried;
-          LayoutChoice ch;
-          try {
-            ch.micro = mesh_detail::shard(p.plan, c, mesh, p.bwd);
-          } catch (const Error& e) {
-            ++refused[e.what()];
-            continue;
-          }
-          if (!ch.micro.timing.error.empty()) throw Error("--search: " + ch.micro.timing.error);
-          ch.mesh = mesh;
-          ch.micro_batches = static_cast<int>(m);
-          ch.recompute = recompute;
-          const MeshTiming& t = ch.micro.timing;
-          ch.compute_s = static_cast<double>(m) * (t.compute_s - t.optimizer_compute_s) + t.optimizer_compute_s;
-          for (const Collective& x : ch.micro.collectives) {
-            ch.once.push_back(once_a_step(p.plan, x, zero));
-            (ch.once.back() ? ch.step_comm_s : ch.micro_comm_s) += x.time_s;
-          }
-          const double comm = static_cast<double>(m) * ch.micro_comm_s + ch.step_comm_s;
-          ch.step_s = ch.compute_s + comm;
-          ch.overlapped_s = std::max(ch.compute_s, comm);
-          ch.memory_bytes = ch.micro.params_bytes + ch.micro.grads_bytes + ch.micro.optimizer_bytes + ch.micro.activations_bytes;
-          if (ch.memory_bytes.to_double() <= device.memory) fit.push_back(std::move(ch));
-        }
+      plan_of.emplace(m, plan_of.size());
+      tasks.push_back({mesh, m, ""});
     }
+  }
+  std::vector<std::int64_t> micro(plan_of.size());
+  for (const auto& [m, i] : plan_of) micro[i] = m;
+  std::vector<Planned> plans(micro.size());
+  parallel_for(static_cast<std::int64_t>(micro.size()), static_cast<std::int64_t>(micro.size()),
+               [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) plans[static_cast<std::size_t>(i)] = planned(micro[static_cast<std::size_t>(i)]);
+               });
+  // each (mesh, micro-batches) with every recomputation and ZeRO stage, in that order
+  std::vector<Task> all;
+  for (const Task& t : tasks)
+    for (const auto& [recompute, c] : plans[plan_of.at(t.m)].costs)
+      for (int zero = 0; zero <= 3; ++zero) {
+        all.push_back({t.mesh, t.m, recompute});
+        all.back().mesh.zero = zero;
+      }
+  struct Outcome {
+    LayoutChoice choice;
+    std::string refused;  // shard()'s error
+  };
+  std::vector<Outcome> outcomes(all.size());
+  parallel_for(static_cast<std::int64_t>(all.size()), pieces_for(static_cast<std::int64_t>(all.size()), 1),
+               [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const Task& t = all[static_cast<std::size_t>(i)];
+      Outcome& out_i = outcomes[static_cast<std::size_t>(i)];
+      const Planned& p = plans[plan_of.at(t.m)];
+      LayoutChoice& ch = out_i.choice;
+      try {
+        ch.micro = mesh_detail::shard(p.plan, p.costs.at(t.recompute), t.mesh, p.bwd);
+      } catch (const Error& e) {
+        out_i.refused = e.what();
+        continue;
+      }
+      ch.mesh = t.mesh;
+      ch.micro_batches = static_cast<int>(t.m);
+      ch.recompute = t.recompute;
+      const MeshTiming& mt = ch.micro.timing;
+      ch.compute_s = static_cast<double>(t.m) * (mt.compute_s - mt.optimizer_compute_s) + mt.optimizer_compute_s;
+      for (const Collective& x : ch.micro.collectives) {
+        ch.once.push_back(once_a_step(p.plan, x, t.mesh.zero));
+        (ch.once.back() ? ch.step_comm_s : ch.micro_comm_s) += x.time_s;
+      }
+      const double comm = static_cast<double>(t.m) * ch.micro_comm_s + ch.step_comm_s;
+      ch.step_s = ch.compute_s + comm;
+      ch.overlapped_s = std::max(ch.compute_s, comm);
+      ch.memory_bytes = ch.micro.params_bytes + ch.micro.grads_bytes + ch.micro.optimizer_bytes + ch.micro.activations_bytes;
+    }
+  });
+  std::vector<LayoutChoice> fit;
+  for (Outcome& x : outcomes) {
+    ++out.tried;
+    if (!x.refused.empty()) {
+      ++refused[x.refused];
+      continue;
+    }
+    if (!x.choice.micro.timing.error.empty()) throw Error("--search: " + x.choice.micro.timing.error);
+    if (x.choice.memory_bytes.to_double() <= device.memory) fit.push_back(std::move(x.choice));
   }
   out.fit = fit.size();
   std::stable_sort(fit.begin(), fit.end(), [](const LayoutChoice& a, const LayoutChoice& b) { return a.step_s < b.step_s; });

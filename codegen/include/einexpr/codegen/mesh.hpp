@@ -188,7 +188,9 @@ MeshCost step_of_micro_batches(const ProgramPlan& plan, const MeshCost& micro, i
 ///             gradients on each device, the micro-batches' added first) the gradients', once
 ///   memory    params + gradients + optimizer state + one micro-batch's kept activations
 /// and the layouts whose memory fits the device's (the device table's `memory`) are ranked by
-/// step time (compute + comm; `overlapped` is max of the two).
+/// step time (compute + comm; `overlapped` is max of the two). The plans (one per micro-batch
+/// count) and then the layouts are costed on einexpr's threads (parallel.hpp); the ranking is
+/// the same on any number of them.
 struct SearchOptions {
   std::int64_t devices = 0;
   std::int64_t node = 8;            // devices the nvlink dimensions may span together
