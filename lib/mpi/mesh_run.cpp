@@ -48,7 +48,41 @@ namespace {
 MPI_Datatype mpi_type(DType d) {
   if (d == DType::f32) return MPI_FLOAT;
   if (d == DType::f64) return MPI_DOUBLE;
-  throw DTypeError(std::string("a collective on ") + std::string(name(d)) + " is not run on MPI yet (f32 and f64 are)");
+  if (d == DType::bf16 || d == DType::f16) return MPI_UINT16_T;  // reduced by narrow_op's ops
+  throw DTypeError(std::string("a collective on ") + std::string(name(d)) + " is not run on MPI yet (f64, f32, bf16 and f16 are)");
+}
+
+bool narrow(DType d) { return d == DType::bf16 || d == DType::f16; }
+
+float narrow_to_f32(std::uint16_t bits, DType d) { return d == DType::bf16 ? bf16_to_f32(bits) : f16_to_f32(bits); }
+std::uint16_t f32_to_narrow(float v, DType d) { return d == DType::bf16 ? f32_to_bf16(v) : f32_to_f16(v); }
+
+// MPI has no 16-bit float: bf16 and f16 travel as 16-bit words, and their sum (max, min) is
+// each pair of elements in f32, rounded back, as one device adds two bf16 tensors.
+template <DType D, int Kind>  // Kind 0 sum, 1 max, 2 min
+void narrow_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const float x = narrow_to_f32(a[i], D), y = narrow_to_f32(b[i], D);
+    b[i] = f32_to_narrow(Kind == 0 ? x + y : Kind == 1 ? std::max(x, y) : std::min(x, y), D);
+  }
+}
+
+/// The op that reduces `dtype` as `op` (MPI_SUM, MPI_MAX, MPI_MIN) does f32 and f64.
+MPI_Op op_for(MPI_Op op, DType dtype) {
+  if (!narrow(dtype)) return op;
+  static MPI_Op ops[2][3] = {};  // [bf16, f16][sum, max, min], made on first use (after MPI_Init)
+  static bool made = false;
+  if (!made) {
+    MPI_User_function* fns[2][3] = {
+        {narrow_reduce<DType::bf16, 0>, narrow_reduce<DType::bf16, 1>, narrow_reduce<DType::bf16, 2>},
+        {narrow_reduce<DType::f16, 0>, narrow_reduce<DType::f16, 1>, narrow_reduce<DType::f16, 2>}};
+    for (int t = 0; t < 2; ++t)
+      for (int k = 0; k < 3; ++k) MPI_Op_create(fns[t][k], 1, &ops[t][k]);
+    made = true;
+  }
+  return ops[dtype == DType::bf16 ? 0 : 1][op == MPI_MAX ? 1 : op == MPI_MIN ? 2 : 0];
 }
 
 // An MPI count (an int): Error for more, naming what (before any rank issues it).
@@ -281,7 +315,7 @@ class Collectives final : public StepHooks {
       std::vector<std::byte>& mine = scratch_;  // this rank's part, then in its place
       if (mine.size() < static_cast<std::size_t>(part) * es) mine.resize(static_cast<std::size_t>(part) * es);
       const double m0 = MPI_Wtime();
-      MPI_Reduce_scatter_block(grad, mine.data(), static_cast<int>(part), mpi_type(dtype), MPI_SUM,
+      MPI_Reduce_scatter_block(grad, mine.data(), static_cast<int>(part), mpi_type(dtype), op_for(MPI_SUM, dtype),
                                mc_.comms[static_cast<std::size_t>(d)]);
       const double in_mpi = MPI_Wtime() - m0;
       std::memcpy(grad + static_cast<std::size_t>(mc_.coord[static_cast<std::size_t>(d)] * part) * es, mine.data(),
@@ -364,14 +398,14 @@ class Collectives final : public StepHooks {
     double in_mpi = 0;
     if (layout.is_contiguous()) {
       const double m0 = MPI_Wtime();
-      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type(dtype), op, comm);
+      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type(dtype), op_for(op, dtype), comm);
       in_mpi = MPI_Wtime() - m0;
     } else {  // a strided view: packed, reduced, written back
       const Layout packed = Layout::contiguous(layout.shape);
       std::vector<std::byte> tmp(static_cast<std::size_t>(n) * element_size(dtype));
       copy_strided(tmp.data(), packed, data, layout, element_size(dtype));
       const double m0 = MPI_Wtime();
-      MPI_Allreduce(MPI_IN_PLACE, tmp.data(), static_cast<int>(n), mpi_type(dtype), op, comm);
+      MPI_Allreduce(MPI_IN_PLACE, tmp.data(), static_cast<int>(n), mpi_type(dtype), op_for(op, dtype), comm);
       in_mpi = MPI_Wtime() - m0;
       copy_strided(data, layout, tmp.data(), packed, element_size(dtype));
     }
@@ -399,6 +433,10 @@ class Collectives final : public StepHooks {
       for (std::size_t k = 0; k < index.size(); ++k) o += index[k] * layout.strides[k];
       if (dtype == DType::f32) reinterpret_cast<float*>(data)[o] = static_cast<float>(reinterpret_cast<float*>(data)[o] * by);
       else if (dtype == DType::f64) reinterpret_cast<double*>(data)[o] *= by;
+      else if (narrow(dtype)) {
+        auto* v = reinterpret_cast<std::uint16_t*>(data) + o;
+        *v = f32_to_narrow(static_cast<float>(narrow_to_f32(*v, dtype) * by), dtype);
+      }
       else throw DTypeError(std::string("a mean over a split axis in ") + std::string(name(dtype)) + " is not run on MPI yet");
       for (std::size_t k = index.size(); k-- > 0;) {
         if (++index[k] < layout.shape[k]) break;
@@ -511,7 +549,9 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
       throw Error("micro-batches with ZeRO-" + std::to_string(mesh.zero) + ": each micro-batch's gradients would be "
                   "reduce-scattered into this device's part, which is not run on MPI yet (ZeRO 0 or 1 add the "
                   "micro-batches' gradients first)");
-    if (optimizer.mixed_precision) throw Error("mixed precision on a mesh is not run on MPI yet");
+    if (batches > 1 && optimizer.mixed_precision)
+      throw Error("micro-batches with mixed precision on a mesh: the micro-batches' gradients are summed in f32, "
+                  "whose all-reduce the cost counts in the params' dtype; not run on MPI yet");
     // the cost recomputes what the trainer does: none or the checkpoints as asked; auto's
     // choice (under a limit per device) is the trainer's, known once it is built (below)
     ProgramCostOptions co;

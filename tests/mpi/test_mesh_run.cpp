@@ -120,6 +120,19 @@ TrainCase lecture2_f64() {
   return c;
 }
 
+// mixed precision: bf16 params, activations and gradients (their collectives in bf16, each
+// pair of elements added in f32 and rounded), f32 master weights. A split sum is rounded once
+// per part and once more when added, one process's once, so gradients differ in their last
+// bits: SGD's steps follow them (Adam's move each element by about lr whatever its gradient's
+// size, and a rounding that flips a tiny one's sign moves it the other way), within 2^-6 of
+// the largest element after 5 steps (bf16 keeps 8 bits)
+TrainCase bf16(TrainCase c) {
+  c.dtype = DType::bf16;
+  c.optimizer = Optimizer::sgd;
+  c.tolerance = 1.0 / 64;
+  return c;
+}
+
 TensorMap tokens(std::int64_t b, std::int64_t s, std::int64_t v, int step) {
   Tensor mask = Tensor::zeros({s, s});
   for (std::int64_t i = 0; i < s; ++i)
@@ -166,6 +179,7 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
   opt.lr = c.optimizer == Optimizer::adam ? 1e-2 : 1e-1;
   opt.seed = 3;
   opt.recompute = RecomputeOptions{};  // none: what the backward reads is kept
+  opt.mixed_precision = c.dtype == DType::bf16 || c.dtype == DType::f16;  // f32 masters and state
   Trainer one = compile_training(p, o, opt, params);
   opt.recompute = recompute;
   opt.micro_batches = micro_batches;  // one process takes the batch whole: the same gradients
@@ -268,6 +282,10 @@ int main(int argc, char** argv) {
                      " bytes)",
                  c, tp, tp_shard, 0, limited, -1);
     }
+    train_case("lecture2 in bf16 (mixed precision), tensor-parallel", bf16(lecture2()), "tp=" + n, "E:tp", 0);
+    train_case("lecture2 in bf16 (mixed precision), data-parallel, ZeRO-1", bf16(lecture2()), "dp=" + n, "B:dp", 1);
+    train_case("gpt2_train in bf16 (mixed precision), dp and Megatron's tp", bf16(gpt2_train()),
+               world == 4 ? "dp=2 tp=2" : "tp=2", world == 4 ? "B:dp H:tp F:tp" : "H:tp F:tp", 0);
     // micro-batches: the forward's and the activations' collectives each micro-batch, the
     // params' gradients' (ZeRO 0-1) once a step on their sum
     for (int zero = 0; zero <= 1; ++zero) {
@@ -325,6 +343,15 @@ int main(int argc, char** argv) {
       opt.micro_batches = 2;
       MeshTrainer t(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp", 2), o, opt, {{"w1", in.at("w1")}, {"w2", in.at("w2")}});
     }, "not run on MPI yet (ZeRO 0 or 1");
+    refused("micro-batches with mixed precision", [&] {
+      OptimizerOptions opt;
+      opt.micro_batches = 2;
+      opt.mixed_precision = true;
+      ProgramOptions ob = o;
+      ob.dtype = DType::bf16;
+      MeshTrainer t(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp"), ob, opt,
+                    {{"w1", in.at("w1").to(DType::bf16)}, {"w2", in.at("w2").to(DType::bf16)}});
+    }, "micro-batches with mixed precision on a mesh");
     refused("micro-batches with dropout", [&] {
       const TrainCase c = gpt2_layers();
       ProgramOptions og;
