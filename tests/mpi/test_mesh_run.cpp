@@ -156,6 +156,19 @@ TrainCase gpt2_layers() {
           Optimizer::momentum};
 }
 
+// llama2.ein: LLaMA's block over L layers (no dropout), rotary tables as inputs
+TrainCase llama2_layers() {
+  return {"llama2.ein",
+          {{"L", 2}, {"B", 4}, {"S", 8}, {"T", 8}, {"D", 16}, {"G", 2}, {"R", 1}, {"K", 8}, {"K1", 4}, {"K2", 4}, {"F", 32}, {"V", 24}},
+          [](int s) {
+            TensorMap in = tokens(4, 8, 24, s);
+            in["cos"] = scaled({8, 8}, 1, 300);
+            in["sin"] = scaled({8, 8}, 1, 301);
+            return in;
+          },
+          Optimizer::momentum};
+}
+
 // recompute: what the mesh's backward keeps (one process keeps everything: recomputation
 // changes no value); `repeats`: the cost must have this many collectives made again (-1: not
 // checked; measured against predicted still is)
@@ -293,6 +306,8 @@ int main(int argc, char** argv) {
       train_case("gpt2_train, Megatron's tp, 2 micro-batches", gpt2_train(), world == 4 ? "dp=2 tp=2" : "tp=2",
                  world == 4 ? "B:dp H:tp F:tp" : "H:tp F:tp", zero, {}, 0, 2);
     }
+    train_case("llama2.ein (2 layers), 2 micro-batches, ZeRO-1", llama2_layers(), world == 4 ? "dp=2 tp=2" : "dp=2",
+               world == 4 ? "B:dp G:tp F:tp" : "B:dp", 1, {}, 0, 2);
     train_case("lecture2, tensor-parallel, 4 micro-batches, everything recomputed", lecture2(), "tp=" + n, "E:tp", 0,
                {.mode = RecomputeMode::checkpoints, .checkpoints = {}}, 4, 4);
     train_case("gpt2.ein (2 layers, dropout), data-parallel", gpt2_layers(), "dp=" + n, "B:dp", 0);
