@@ -30,6 +30,12 @@ struct Case {
   std::string name;
   std::function<Tensor()> run;
   bool exact;  // the serial result bit for bit with any thread count
+  // otherwise: how far another summation order may move an element, relative to max(1, |it|).
+  // The GEMMs' dot products of 1024 N(0,1) products run partial sums up to ~32, each addition
+  // off by up to 2^-24 of that, over a random walk of 1024 of them: ~6e-5 apart between two
+  // orders (OpenBLAS's AVX2 and AVX-512 kernels block K differently for one and two threads;
+  // measured up to 3.5e-5 on a Zen 3); the other sums are shorter or of larger results
+  double tolerance = 1e-5;
 };
 
 std::vector<Case> cases() {
@@ -41,8 +47,8 @@ std::vector<Case> cases() {
   static const Tensor cube = Tensor::randn({64, 64, 64}, DType::f32, 6);
   static const Tensor xd = Tensor::randn({512, 256}, DType::f64, 7);
   return {
-      {"gemm", [] { return einsum(x, w, "b d, d k -> b k"); }, false},
-      {"gemm, one batch item cut in parts", [] { return einsum(x.slice(0, 0, 64), w, "b d, d k -> b k"); }, false},
+      {"gemm", [] { return einsum(x, w, "b d, d k -> b k"); }, false, 2e-4},
+      {"gemm, one batch item cut in parts", [] { return einsum(x.slice(0, 0, 64), w, "b d, d k -> b k"); }, false, 2e-4},
       {"batched gemm", [] { return einsum(q, k, "h s d, h t d -> h s t"); }, false},
       {"copy (transpose)", [] { return rearrange(cube, "a b c -> c b a", {}, Copy::always); }, true},
       {"copy (strided slice)", [] { return rearrange(x.slice(1, 3, 1000), "a b -> b a", {}, Copy::always); }, true},
@@ -82,7 +88,7 @@ TEST_CASE("parallel kernels give the serial result (exactly, or to rounding)", "
       }
       CAPTURE(worst, off);
       if (c.exact) CHECK(off == 0);
-      CHECK(worst <= 1e-5);
+      CHECK(worst <= c.tolerance);
     }
   }
 }
