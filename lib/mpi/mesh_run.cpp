@@ -48,7 +48,7 @@ namespace {
 MPI_Datatype mpi_type(DType d) {
   if (d == DType::f32) return MPI_FLOAT;
   if (d == DType::f64) return MPI_DOUBLE;
-  if (d == DType::bf16 || d == DType::f16) return MPI_UINT16_T;  // reduced by narrow_op's ops
+  if (d == DType::bf16 || d == DType::f16) return MPI_UINT16_T;  // reduced by op_for's ops
   throw DTypeError(std::string("a collective on ") + std::string(name(d)) + " is not run on MPI yet (f64, f32, bf16 and f16 are)");
 }
 
