@@ -21,6 +21,7 @@
 #include "einexpr/runtime/storage.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "einexpr/step_hooks.hpp"
+#include "narrow_float.hpp"
 #include "program_bind.hpp"
 
 namespace einexpr {
@@ -38,9 +39,9 @@ void visit_float(DType dtype, F&& f) {
   else throw DTypeError(std::string("program train: ") + std::string(name(dtype)) + " is not supported here yet (f32 and f64 are)");
 }
 
-bool narrow(DType d) { return d == DType::bf16 || d == DType::f16; }
-float narrow_to_f32(std::uint16_t bits, DType d) { return d == DType::bf16 ? bf16_to_f32(bits) : f16_to_f32(bits); }
-std::uint16_t f32_to_narrow(float v, DType d) { return d == DType::bf16 ? f32_to_bf16(v) : f32_to_f16(v); }
+using program_detail::f32_to_narrow;
+using program_detail::narrow;
+using program_detail::narrow_to_f32;
 
 // f(dst offset, src offset) for every index of dl's shape, in row-major order.
 template <class F>

@@ -15,6 +15,7 @@
 #include "einexpr/codegen/program_cost.hpp"
 #include "einexpr/runtime/strided.hpp"
 #include "einexpr/step_hooks.hpp"
+#include "narrow_float.hpp"
 #include "program_bind.hpp"
 
 namespace einexpr {
@@ -52,10 +53,9 @@ MPI_Datatype mpi_type(DType d) {
   throw DTypeError(std::string("a collective on ") + std::string(name(d)) + " is not run on MPI yet (f64, f32, bf16 and f16 are)");
 }
 
-bool narrow(DType d) { return d == DType::bf16 || d == DType::f16; }
-
-float narrow_to_f32(std::uint16_t bits, DType d) { return d == DType::bf16 ? bf16_to_f32(bits) : f16_to_f32(bits); }
-std::uint16_t f32_to_narrow(float v, DType d) { return d == DType::bf16 ? f32_to_bf16(v) : f32_to_f16(v); }
+using program_detail::f32_to_narrow;
+using program_detail::narrow;
+using program_detail::narrow_to_f32;
 
 // MPI has no 16-bit float: bf16 and f16 travel as 16-bit words, and their sum (max, min) is
 // each pair of elements in f32, rounded back, as one device adds two bf16 tensors.

@@ -41,6 +41,29 @@ std::size_t count(const std::string& text, const std::string& part) {
   for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
   return n;
 }
+
+// program train ARGS as one process (-o one), then under mpirun -np 2 with MESH (-o two): the
+// mesh run's result, after checking that it succeeded
+test::CliResult train_alone_and_on_two(const Sandbox& box, const std::vector<std::string>& args,
+                                       const std::vector<std::string>& mesh) {
+  std::vector<std::string> one = {"program", "train"}, two = one;
+  one.insert(one.end(), args.begin(), args.end());
+  one.insert(one.end(), {"-o", "one"});
+  two.insert(two.end(), args.begin(), args.end());
+  two.insert(two.end(), {"-o", "two"});
+  two.insert(two.end(), mesh.begin(), mesh.end());
+  REQUIRE(box.run(one).status == 0);
+  test::CliResult r = box.run_under(mpirun(2), two, as_root);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  return r;
+}
+
+// lecture2's params as the two runs wrote them, f32 within 1e-5
+void check_same_params(const Sandbox& box) {
+  for (const char* w : {"w1", "w2"})
+    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+}
 #endif
 
 }  // namespace
@@ -97,8 +120,7 @@ TEST_CASE("program train on a mesh: 2 ranks with ZeRO-1 train as one process, fr
   CHECK(count(r.out, "trained meshed.ein for 5 steps on 2 ranks (dp=2@ib; B:dp; ZeRO-1") == 1);
   // dw1 and dw2 reduce-scattered, w1 and w2 gathered after the update, the loss all-reduced
   CHECK(count(r.out, "each step: 5 collectives, 580 bytes sent by each rank (nccl-tests' bus bytes), as program cost --mesh predicts") == 1);
-  for (const char* w : {"w1", "w2"})
-    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+  check_same_params(box);
   // what program cost --mesh says of the same step
   const test::CliResult c = box.run({"program", "cost", "meshed.ein", "--optimizer", "adam", "--zero", "1", "--json"});
   REQUIRE(c.status == 0);
@@ -108,17 +130,10 @@ TEST_CASE("program train on a mesh: 2 ranks with ZeRO-1 train as one process, fr
 TEST_CASE("program train on a mesh with recomputation: the statement made again all-reduces again, as the cost says", "[program][mpi]") {
   Sandbox box;
   lecture_files(box);
-  const std::vector<std::string> common = {"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3", "--optimizer", "adam",
-                                           "--lr", "0.01", "--recompute", "checkpoints"};
-  std::vector<std::string> one = {"program", "train"}, two = one;
-  one.insert(one.end(), common.begin(), common.end());
-  one.insert(one.end(), {"-o", "one"});
-  two.insert(two.end(), common.begin(), common.end());
-  two.insert(two.end(), {"-o", "two", "--mesh", "tp=2@nvlink", "--shard", "E:tp", "--json"});
-  REQUIRE(box.run(one).status == 0);
-  const test::CliResult r = box.run_under(mpirun(2), two, as_root);
+  const test::CliResult r = train_alone_and_on_two(
+      box, {"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3", "--optimizer", "adam", "--lr", "0.01", "--recompute", "checkpoints"},
+      {"--mesh", "tp=2@nvlink", "--shard", "E:tp", "--json"});
   INFO(r);
-  REQUIRE(r.status == 0);
   // nothing kept (no checkpoint lines): h2 (a sum over E, split) is made again for sq's gradient
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const auto& c = j["collectives_per_step"];
@@ -132,8 +147,7 @@ TEST_CASE("program train on a mesh with recomputation: the statement made again 
   CHECK(c["predicted"][0]["phase"] == "forward");
   CHECK(c["predicted"][1]["phase"] == "backward");
   CHECK(c["measured_equals_predicted"] == true);
-  for (const char* w : {"w1", "w2"})
-    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+  check_same_params(box);
   // program cost says the same, and why
   const test::CliResult cost = box.run({"program", "cost", "m.ein", "B=16", "D=8", "E=12", "K=4", "--mesh", "tp=2@nvlink", "--shard", "E:tp", "--recompute",
                                         "checkpoints"});
@@ -145,17 +159,10 @@ TEST_CASE("program train on a mesh with recomputation: the statement made again 
 TEST_CASE("program train on a mesh with micro-batches: the loss's all-reduce each micro-batch, the gradients' once a step", "[program][mpi]") {
   Sandbox box;
   lecture_files(box);
-  const std::vector<std::string> common = {"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3", "--optimizer", "adam",
-                                           "--lr", "0.01"};
-  std::vector<std::string> one = {"program", "train"}, two = one;
-  one.insert(one.end(), common.begin(), common.end());
-  one.insert(one.end(), {"-o", "one"});
-  two.insert(two.end(), common.begin(), common.end());
-  two.insert(two.end(), {"-o", "two", "--mesh", "dp=2@ib", "--shard", "B:dp", "--micro-batches", "2", "--json"});
-  REQUIRE(box.run(one).status == 0);
-  const test::CliResult r = box.run_under(mpirun(2), two, as_root);
+  const test::CliResult r = train_alone_and_on_two(
+      box, {"m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "3", "--optimizer", "adam", "--lr", "0.01"},
+      {"--mesh", "dp=2@ib", "--shard", "B:dp", "--micro-batches", "2", "--json"});
   INFO(r);
-  REQUIRE(r.status == 0);
   // each rank's 8 rows in 2 micro-batches of 4: the loss (a mean over B, split) all-reduced in
   // each; dw1 (8 x 12) and dw2 (12 x 4) summed over the micro-batches, then all-reduced once
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -164,8 +171,7 @@ TEST_CASE("program train on a mesh with micro-batches: the loss's all-reduce eac
   for (const auto& x : c["predicted"]) ++seen[x["phase"].get<std::string>() + " " + x["tensor"].get<std::string>()];
   CHECK(seen == std::map<std::string, int>{{"forward loss", 2}, {"backward dw1", 1}, {"backward dw2", 1}});
   CHECK(c["measured_equals_predicted"] == true);
-  for (const char* w : {"w1", "w2"})
-    CHECK(test::max_relative_difference(box.read_npy(std::string("two/") + w + ".npy"), box.read_npy(std::string("one/") + w + ".npy")) <= 1e-5);
+  check_same_params(box);
 }
 
 TEST_CASE("program run on a mesh: refused once, before any rank computes, and nothing written", "[program][mpi]") {

@@ -358,6 +358,11 @@ int main(int argc, char** argv) {
       opt.micro_batches = 2;
       MeshTrainer t(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp", 2), o, opt, {{"w1", in.at("w1")}, {"w2", in.at("w2")}});
     }, "not run on MPI yet (ZeRO 0 or 1");
+    refused("micro-batches that do not cut the batch evenly", [&] {
+      OptimizerOptions opt;
+      opt.micro_batches = 3;
+      MeshTrainer t(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp"), o, opt, {{"w1", in.at("w1")}, {"w2", in.at("w2")}});
+    }, "axis 'B' is 16: it does not split into 3 equal micro-batches");
     refused("micro-batches with mixed precision", [&] {
       OptimizerOptions opt;
       opt.micro_batches = 2;
