@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, configures, builds and runs the whole ctest suite.
 #   scripts/test.sh                    the default build (CUDA when a toolkit is found, MPI when
-#                                      Open MPI is) in build/; when that build has CUDA, also a
-#                                      build without CUDA and without MPI in build-nocuda/
-#                                      (everything must build and pass with them OFF too)
+#                                      Open MPI is) in build/; everything must also build and
+#                                      pass without CUDA and without MPI: the ASan build below is
+#                                      that build (or, with EINEXPR_SANITIZERS=0|tsan and a CUDA
+#                                      build/, build-nocuda/)
 #   EINEXPR_CUDA=OFF scripts/test.sh   only the build without CUDA, in build-nocuda/
 #   scripts/test.sh -R parser          extra arguments go to the first ctest run
 # These builds include the Python module where its packages are installed (EINEXPR_PYTHON=AUTO,
@@ -12,9 +13,10 @@
 # Idempotent, and fast when nothing changed (incremental builds, ctest only).
 #
 # Then the sanitizer builds, unless EINEXPR_SANITIZERS=0 (=asan or =tsan runs one of them):
-#   build-asan/  Debug, AddressSanitizer + UndefinedBehaviorSanitizer: every Catch2 test and
-#                the fuzz corpus replays (not the install test, whose downstream project
-#                is built without sanitizers)
+#   build-asan/  Debug, AddressSanitizer + UndefinedBehaviorSanitizer, without CUDA and MPI:
+#                every Catch2 test and the fuzz corpus replays (not the install test, whose
+#                downstream project is built without sanitizers). Tests whose work is many
+#                repetitions of the same code run fewer of them here (test::sanitized)
 #   build-tsan/  Debug, ThreadSanitizer: only tests/concurrency (the plan caches under 16
 #                threads), with one OpenMP thread (libgomp is not TSan-instrumented)
 set -euo pipefail
@@ -41,7 +43,11 @@ cuda="${EINEXPR_CUDA:-AUTO}"
 build="${EINEXPR_BUILD_DIR:-build}"
 if [ "$cuda" = OFF ] && [ -z "${EINEXPR_BUILD_DIR:-}" ]; then build=build-nocuda; fi
 build_and_test "$build" "$cuda" "${EINEXPR_MPI:-AUTO}" "$@"
-if [ "$cuda" != OFF ] && grep -q "has_cuda = true" "$build/generated/einexpr/config.hpp"; then
+sanitizers="${EINEXPR_SANITIZERS:-all}"
+# The build without CUDA and MPI: the ASan build when it runs (one compile of everything less
+# on CI's two cores), else build-nocuda/.
+if [ "$cuda" != OFF ] && grep -q "has_cuda = true" "$build/generated/einexpr/config.hpp" &&
+  [ "$sanitizers" != all ] && [ "$sanitizers" != asan ]; then
   build_and_test build-nocuda OFF OFF
 fi
 
@@ -49,13 +55,12 @@ fi
 sanitized_build() {
   local dir="$1" sanitize="$2"
   shift 2
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEINEXPR_SANITIZE="$sanitize" -DEINEXPR_CUDA=OFF \
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEINEXPR_SANITIZE="$sanitize" -DEINEXPR_CUDA=OFF -DEINEXPR_MPI=OFF \
     -DEINEXPR_BUILD_EXAMPLES=OFF -DEINEXPR_BUILD_BENCH=OFF >/dev/null
   cmake --build "$dir" -j "$jobs" "$@"
 }
-sanitizers="${EINEXPR_SANITIZERS:-all}"
 if [ "$sanitizers" = all ] || [ "$sanitizers" = asan ]; then
-  echo "== scripts/test.sh: build-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
+  echo "== scripts/test.sh: build-asan (AddressSanitizer + UndefinedBehaviorSanitizer; without CUDA and MPI)"
   sanitized_build build-asan ON
   UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'install|lint|cuda|scripts'

@@ -10,6 +10,7 @@
 #include "cpu_reference.hpp"
 #include "einexpr/runtime/threads.hpp"
 #include "plan_builder.hpp"
+#include "sanitized.hpp"
 
 using namespace einexpr;
 using namespace einexpr::test;
@@ -234,13 +235,16 @@ TEST_CASE("large reductions are correct on more threads than cores", "[lower_cpu
       {{1 << 18}, {0}},     // everything
       {{200, 300, 4}, {0, 2}},
   };
+  // f64 runs f32's kernels at another width: left to the optimized builds under a sanitizer
   for (DType dtype : {DType::f32, DType::f64, DType::bf16, DType::i64})
-    for (const Case& c : large)
+    for (const Case& c : large) {
+      if (::test::sanitized && dtype == DType::f64) continue;
       for (Reduction op : {Reduction::sum, Reduction::max}) {
         CAPTURE(name(dtype), c.shape, c.axes, name(op));
         check_reduce(source(c.shape, In::contiguous, dtype, 11), op, c.axes, false);
         check_reduce(source(c.shape, In::reversed, dtype, 12), op, c.axes, true);
       }
+    }
   set_num_threads(before);
 }
 

@@ -136,7 +136,7 @@ TEST_CASE("recompute: auto on the GPT-2 training file fits, and refuses what not
     CAPTURE(f, limit, full);
     RecomputeChoice c;
     try {
-      c = choose_recompute(plan, automatic(limit, 12, 20000), fixed);
+      c = choose_recompute(plan, automatic(limit, 12, 1000), fixed);
     } catch (const Error& e) {
       CHECK_THAT(e.what(), Catch::Contains("the smallest peak found is"));
       continue;
@@ -146,7 +146,7 @@ TEST_CASE("recompute: auto on the GPT-2 training file fits, and refuses what not
     CHECK(c.recompute_flops > Count(0));
     CHECK(c.no_recompute_peak_bytes == all.peak_bytes);
     CHECK(c.smallest_peak_bytes <= c.peak_bytes);
-    const ProgramCost pc = cost(plan, {.device = "h100", .optimizer = Optimizer::adam, .recompute = automatic(limit, 12, 20000)});
+    const ProgramCost pc = cost(plan, {.device = "h100", .optimizer = Optimizer::adam, .recompute = automatic(limit, 12, 1000)});
     CHECK(pc.memory.peak_bytes == Count::from_int64(c.peak_bytes + fixed));  // cost honours the same choice
     CHECK(pc.recompute.recompute_flops == c.recompute_flops);
     CHECK(pc.timing.recompute_s > 0);

@@ -20,6 +20,7 @@
 #include "einexpr/runtime/strided.hpp"
 #include "einexpr/runtime/tensor.hpp"
 #include "einexpr/runtime/threads.hpp"
+#include "sanitized.hpp"
 
 using namespace einexpr;
 using namespace copy_test;
@@ -223,6 +224,7 @@ TEST_CASE("HPTT's 57 permutations at reduced sizes: every kernel, streamed, one 
     int index = 0;
     for (const Suite& c : hptt_reduced()) {
       ++index;
+      if (::test::sanitized && index % 2 == 0) continue;  // every other one under a sanitizer
       for (std::size_t es : {1, 2, 4, 8}) {
         CAPTURE(isa, index, es);
         CHECK(check_permutation(c.shape, c.perm, es, Lay::contiguous));
