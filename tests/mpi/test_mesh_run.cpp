@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -93,6 +94,42 @@ void run_case(const std::string& label, const std::string& dims, const std::stri
     std::cout << "ok: run " << label << " (" << dims << "; " << shard_text << "): loss relative difference " << e << ", "
               << collectives_line(r.measured) << ", as predicted\n";
   }
+}
+
+// max, min and sum over a split axis in bf16, f16 and f32 (the 16-bit ones as words that
+// einexpr's own MPI ops reduce): max and min bit for bit as one process; the sum within a few
+// of the dtype's rounding steps (each rank's partial sum is rounded before it is sent)
+void reduce_case(DType dtype, const std::string& dims) {
+  const ast::Program p = parse_program("axes B=16 E=12\ninput x: B E\n"
+                                       "mx = reduce(x, \"B E -> E\", \"max\")\n"
+                                       "mn = reduce(x, \"B E -> E\", \"min\")\n"
+                                       "sm = reduce(x, \"B E -> E\", \"sum\")\noutput mx\noutput mn\noutput sm\n",
+                                       "reductions.ein");
+  ProgramOptions o;
+  o.dtype = dtype;
+  const TensorMap in{{"x", scaled({16, 12}, 3, 11).to(dtype)}};
+  const ProgramRun one = CompiledProgram(p, o).run(in);
+  const MeshRun r = run_on_mesh(MPI_COMM_WORLD, p, parse_mesh(dims, "B:dp"), o, in);
+  const std::string label = "max, min and sum over a split axis in " + std::string(name(dtype));
+  const std::string diff = compare_collectives(r.predicted.collectives, r.measured, {"forward"});
+  check(diff.empty(), label + ": measured collectives differ from the cost's:\n" + diff);
+  check(r.measured.size() == 3, label + ": " + std::to_string(r.measured.size()) + " collectives, not one a reduction");
+  if (rank != 0) return;
+  check(r.outputs.size() == 3, label + ": " + std::to_string(r.outputs.size()) + " outputs");
+  for (const auto& [out, t] : r.outputs) {
+    const Tensor want = one[out].contiguous(), got = t.contiguous();
+    check(got.dtype() == dtype && got.shape() == want.shape(), label + ": " + out + "'s dtype or shape");
+    if (out == "sm") {
+      const double e = test::max_relative_difference(got, want);
+      const double step = dtype == DType::bf16 ? 0x1p-8 : dtype == DType::f16 ? 0x1p-11 : 0x1p-24;
+      check(e <= 8 * step, label + ": the sum differs by " + std::to_string(e));
+    } else {
+      check(std::memcmp(got.data_ptr(), want.data_ptr(), static_cast<std::size_t>(want.nbytes())) == 0,
+            label + ": " + out + " differs from one process's");
+    }
+  }
+  std::cout << "ok: run " << label << " (" << dims << "; B:dp): max and min as one process, bit for bit; "
+            << collectives_line(r.measured) << ", as predicted\n";
 }
 
 struct TrainCase {
@@ -257,6 +294,7 @@ int main(int argc, char** argv) {
     run_case("tensor-parallel", "tp=" + n, "E:tp");
     run_case("the output's axis split (a mean over K)", "tp=" + n, "K:tp");
     if (world == 4) run_case("dp and tp", "dp=2 tp=2", "B:dp E:tp");
+    for (DType d : {DType::bf16, DType::f16, DType::f32}) reduce_case(d, "dp=" + n);
     train_case("lecture2, data-parallel", lecture2(), "dp=" + n, "B:dp", 0);
     train_case("lecture2, tensor-parallel", lecture2(), "tp=" + n, "E:tp", 0);
     train_case("lecture2, dp and tp", lecture2_f64(), world == 4 ? "dp=2 tp=2" : "dp=2", world == 4 ? "B:dp E:tp" : "B:dp", 1);
