@@ -682,8 +682,10 @@ void Trainer::restore(const TensorMap& params, const TensorMap& state, std::int6
         throw Error("the checkpoint has no '" + key + "' (" +
                     (n == "master" ? std::string("mixed precision keeps f32 master weights") : std::string(name(m.opt.kind)) + " keeps it") +
                     " for each param)");
-      if (!it->second.defined() || it->second.shape() != t.shape || it->second.dtype() != mine->dtype())
-        throw ShapeError("the checkpoint's '" + key + "' is not " + shape_str(t.shape) + " " + std::string(einexpr::name(mine->dtype())));
+      // the trainer's own: the param's shape, or under ZeRO (hooks) this device's part, 1-d
+      if (!it->second.defined() || it->second.shape() != mine->shape() || it->second.dtype() != mine->dtype())
+        throw ShapeError("the checkpoint's '" + key + "' is not " + shape_str(mine->shape()) + " " +
+                         std::string(einexpr::name(mine->dtype())));
       s[i].push_back(it->second);
       ++used;
     }

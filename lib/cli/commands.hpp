@@ -17,6 +17,7 @@
 #include "args.hpp"
 #include "einexpr/codegen/mesh.hpp"
 #include "einexpr/train.hpp"
+#include "program_io.hpp"
 
 namespace einexpr::cli {
 
@@ -180,6 +181,18 @@ struct ProgramTrainArgs {
 int program_train_command(const ProgramTrainArgs& args);
 /// The optimizer, micro-batches, seed and recomputation program train's options ask for.
 OptimizerOptions optimizer_options(const ProgramTrainArgs& args, const ast::Program& program);
+
+/// --resume DIR: `args` with NAME=DIR/NAME.npy for each param of the program (UsageError for a
+/// param given as well).
+std::vector<std::string> resume_arguments(const ProgramTrainArgs& args, const ast::Program& program);
+/// --resume DIR's optimizer state (DIR/NAME.KIND.npy) and step count.
+struct Checkpoint {
+  TensorMap state;
+  std::int64_t steps = 0;
+};
+Checkpoint read_checkpoint(const std::string& dir);
+/// The files of a checkpoint beside the params in `dir`: the state and the step count.
+std::vector<Written> checkpoint_files(const std::string& dir, const TensorMap& state, std::int64_t steps);
 
 /// program run / train on a mesh (the command line's or the model file's), called on every
 /// rank of `mpirun -np N` (commands_mesh.cpp; without MPI, an Error saying how to get it).

@@ -141,11 +141,11 @@ int program_train_on_mesh(const ProgramTrainArgs& args, const ast::Program& prog
     RunInputs in;
     OptimizerOptions opt;
     TensorMap params, inputs;
+    Checkpoint from;
     agree(MPI_COMM_WORLD, [&] {
-      if (!args.resume.empty())
-        throw Error("--resume on a mesh is not run yet (each rank's optimizer state is its part): resume on one process");
       opt = optimizer_options(args, program);
-      in = read_inputs(program, args.args, Device::cpu(), true);
+      in = read_inputs(program, resume_arguments(args, program), Device::cpu(), true);  // --resume: the params from there
+      if (!args.resume.empty()) from = read_checkpoint(args.resume);
       for (const auto& [name, files] : in.folders)
         if (files.size() < static_cast<std::size_t>(args.steps))
           throw Error("the folder given for '" + name + "' holds " + std::to_string(files.size()) +
@@ -164,6 +164,7 @@ int program_train_on_mesh(const ProgramTrainArgs& args, const ast::Program& prog
     options.given = in.given;
     options.dtype = parse_dtype(args.dtype);
     MeshTrainer trainer(MPI_COMM_WORLD, program, mesh, options, opt, params);
+    if (!args.resume.empty()) trainer.restore(params, from.state, from.steps);  // each rank its part
     std::vector<std::pair<double, double>> steps;  // loss, seconds
     std::string diff;
     const auto start = std::chrono::steady_clock::now();
@@ -187,11 +188,16 @@ int program_train_on_mesh(const ProgramTrainArgs& args, const ast::Program& prog
     }
     diff = checked_everywhere(diff);
     const TensorMap trained = trainer.parameters();  // whole on rank 0
+    const TensorMap state = trainer.optimizer_state();
     if (rank != 0) return 0;
     if (!diff.empty()) std::cerr << "einexpr: warning: the collectives issued differ from the cost's:\n" << diff;
     std::vector<Written> written;
     for (const auto& [name, t] : trained) written.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), t});
-    write_output_dir(args.output_dir, written);
+    // with the optimizer's state and the step count, whole, as one process writes them: --resume
+    // continues from them on a mesh or on one process
+    std::vector<Written> all = written;
+    for (Written& w : checkpoint_files(args.output_dir, state, trainer.steps())) all.push_back(std::move(w));
+    write_output_dir(args.output_dir, all);
     if (args.json) {
       JsonWriter j(std::cout);
       j.begin_object().field("device", "cpu").field("ranks", mesh.devices()).field("mesh", mesh.str());

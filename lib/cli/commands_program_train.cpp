@@ -55,6 +55,50 @@ namespace {
 // The step count beside the params and state (a '.' in it: no param is called that).
 constexpr const char* steps_file = "trainer.steps.npy";
 
+}  // namespace
+
+std::vector<std::string> resume_arguments(const ProgramTrainArgs& args, const ast::Program& program) {
+  std::vector<std::string> out = args.args;
+  if (args.resume.empty()) return out;
+  std::error_code ec;
+  if (!fs::is_directory(args.resume, ec)) throw Error("--resume " + args.resume + ": not a directory");
+  for (const ast::Item& item : program.items) {
+    const auto* d = std::get_if<ast::TensorDecl>(&item);
+    if (!d || d->kind != ast::TensorKind::param) continue;
+    for (const std::string& a : args.args)
+      if (a.rfind(d->name.name + "=", 0) == 0)
+        throw UsageError("'" + a + "' gives a param, but --resume reads the params from " + args.resume);
+    out.push_back(d->name.name + "=" + (fs::path(args.resume) / (d->name.name + ".npy")).string());
+  }
+  return out;
+}
+
+Checkpoint read_checkpoint(const std::string& dir) {
+  Checkpoint c;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string file = e.path().filename().string();
+    if (e.path().extension() != ".npy" || file == steps_file) continue;
+    const std::string stem = e.path().stem().string();
+    if (stem.find('.') != std::string::npos) c.state[stem] = read_npy(e.path().string());
+  }
+  const fs::path steps_path = fs::path(dir) / steps_file;
+  const Tensor steps = read_npy(steps_path.string());
+  if (steps.dim() != 0 || steps.dtype() != DType::i64)
+    throw Error(steps_path.string() + ": expected the step count, a 0-d i64 array");
+  c.steps = steps.data<std::int64_t>()[0];
+  return c;
+}
+
+std::vector<Written> checkpoint_files(const std::string& dir, const TensorMap& state, std::int64_t steps) {
+  std::vector<Written> out;
+  for (const auto& [name, t] : state) out.push_back({name, (fs::path(dir) / (name + ".npy")).string(), t});
+  out.push_back({"steps", (fs::path(dir) / steps_file).string(), Tensor::from_vector(std::vector<std::int64_t>{steps}, {})});
+  return out;
+}
+
+namespace {
+
 struct StepRecord {
   double loss = 0, time_s = 0;
 };
@@ -106,19 +150,7 @@ int program_train_command(const ProgramTrainArgs& args) {
   if (const std::optional<Mesh> mesh = program_mesh(program, args.mesh.dims, args.mesh.shard, args.mesh.zero))
     return program_train_on_mesh(args, program, *mesh);
   const OptimizerOptions opt = optimizer_options(args, program);
-  std::vector<std::string> tensor_args = args.args;
-  if (!args.resume.empty()) {  // the params from the checkpoint
-    if (!fs::is_directory(args.resume, ec)) throw Error("--resume " + args.resume + ": not a directory");
-    for (const ast::Item& item : program.items) {
-      const auto* d = std::get_if<ast::TensorDecl>(&item);
-      if (!d || d->kind != ast::TensorKind::param) continue;
-      for (const std::string& a : args.args)
-        if (a.rfind(d->name.name + "=", 0) == 0)
-          throw UsageError("'" + a + "' gives a param, but --resume reads the params from " + args.resume);
-      tensor_args.push_back(d->name.name + "=" + (fs::path(args.resume) / (d->name.name + ".npy")).string());
-    }
-  }
-  RunInputs in = read_inputs(program, tensor_args, device, true);
+  RunInputs in = read_inputs(program, resume_arguments(args, program), device, true);  // --resume: the params from there
   for (const auto& [name, files] : in.folders)
     if (files.size() < static_cast<std::size_t>(args.steps))
       throw Error("the folder given for '" + name + "' holds " + std::to_string(files.size()) +
@@ -141,18 +173,8 @@ int program_train_command(const ProgramTrainArgs& args) {
     if (params.count(name)) throw Error("'" + name + "' is a param: give its initial value as one .npy file, not a folder");
   Trainer trainer = compile_training(program, options, opt, params);
   if (!args.resume.empty()) {
-    TensorMap state;
-    for (const fs::directory_entry& e : fs::directory_iterator(args.resume, ec)) {
-      const std::string file = e.path().filename().string();
-      if (e.path().extension() != ".npy" || file == steps_file) continue;
-      const std::string stem = e.path().stem().string();
-      if (stem.find('.') != std::string::npos) state[stem] = read_npy(e.path().string());
-    }
-    const fs::path steps_path = fs::path(args.resume) / steps_file;
-    const Tensor steps = read_npy(steps_path.string());
-    if (steps.dim() != 0 || steps.dtype() != DType::i64)
-      throw Error(steps_path.string() + ": expected the step count, a 0-d i64 array");
-    trainer.restore(params, state, steps.data<std::int64_t>()[0]);
+    const Checkpoint from = read_checkpoint(args.resume);
+    trainer.restore(params, from.state, from.steps);
   }
   ProgramCostOptions cost_options;
   cost_options.device = "cpu";
@@ -193,11 +215,7 @@ int program_train_command(const ProgramTrainArgs& args) {
   std::vector<Written> written;
   for (const auto& [name, t] : trainer.parameters())
     written.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), t});
-  std::vector<Written> state;
-  for (const auto& [name, t] : trainer.optimizer_state())
-    state.push_back({name, (fs::path(args.output_dir) / (name + ".npy")).string(), t});
-  state.push_back({"steps", (fs::path(args.output_dir) / steps_file).string(),
-                   Tensor::from_vector(std::vector<std::int64_t>{trainer.steps()}, {})});
+  const std::vector<Written> state = checkpoint_files(args.output_dir, trainer.optimizer_state(), trainer.steps());
   std::vector<Written> all = written;
   all.insert(all.end(), state.begin(), state.end());
   write_output_dir(args.output_dir, all);

@@ -356,6 +356,13 @@ class Collectives final : public StepHooks {
     const ProgramTensor& t = local_.tensor(id);
     return t.role == TensorRole::layer ? t.stacked : id;
   }
+  /// ZeRO: the mesh dimension param `tensor`'s gradients are scattered over, else -1.
+  int zero_dim(int tensor) const {
+    for (const auto& [of, list] : backward_)
+      for (const Collective* c : list)
+        if (c->kind == CollectiveKind::reduce_scatter && param_of(of) == tensor) return mc_.dim_index(c->mesh_dim);
+    return -1;
+  }
   /// ZeRO: each of param `tensor`'s gradients scattered (the param, or each layer's slice) ->
   /// the elements of the param this rank keeps of it.
   std::vector<std::pair<int, std::pair<std::int64_t, std::int64_t>>> zero_parts(int tensor) const {
@@ -695,6 +702,87 @@ TensorMap MeshTrainer::parameters() const {
   }
   return out;
 }
+
+namespace {
+
+/// Under ZeRO, the elements of `full` (shaped as the param) in `ranges`, in turn: 1-d.
+Tensor ranges_of(const Tensor& full, const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
+  std::int64_t held = 0;
+  for (const auto& [b, e] : ranges) held += e - b;
+  Tensor out = Tensor::empty({held}, full.dtype());
+  const Tensor src = full.contiguous();
+  const std::size_t es = element_size(full.dtype());
+  std::int64_t at = 0;
+  for (const auto& [b, e] : ranges) {
+    std::memcpy(static_cast<std::byte*>(out.data_ptr()) + static_cast<std::size_t>(at) * es,
+                static_cast<const std::byte*>(src.data_ptr()) + static_cast<std::size_t>(b) * es, static_cast<std::size_t>(e - b) * es);
+    at += e - b;
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorMap MeshTrainer::optimizer_state() const {
+  const Impl& m = *impl_;
+  TensorMap out;
+  std::vector<MeasuredCollective> ignored;
+  const ProgramPlan& local = m.trainer->plan();
+  for (const auto& [key, t] : m.trainer->optimizer_state()) {  // the same keys, in the same order, on every rank
+    const std::string param = key.substr(0, key.find('.'));
+    const int id = local.tensor(param);
+    const ProgramTensor& lt = local.tensor(id);
+    const std::int64_t numel = checked_numel(lt.shape);
+    Tensor full = t;
+    if (const int d = m.hooks->zero_dim(id); d >= 0) {
+      // ZeRO: this device's ranges (its 1-d state, or the master's elements there) in a zero
+      // tensor shaped as the param, summed over the ZeRO dimension: every device's part in place
+      full = Tensor::zeros(lt.shape, t.dtype());
+      const std::size_t es = element_size(t.dtype());
+      const Tensor src = t.contiguous();
+      std::int64_t at = 0;
+      for (const auto& [b, e] : m.hooks->update_ranges(id, numel)) {
+        const std::int64_t from = t.numel() == numel ? b : at;
+        std::memcpy(static_cast<std::byte*>(full.data_ptr()) + static_cast<std::size_t>(b) * es,
+                    static_cast<const std::byte*>(src.data_ptr()) + static_cast<std::size_t>(from) * es,
+                    static_cast<std::size_t>(e - b) * es);
+        at += e - b;
+      }
+      MPI_Allreduce(MPI_IN_PLACE, full.data_ptr(), mpi_count(numel, "'" + key + "' in elements,"), mpi_type(t.dtype()),
+                    MPI_SUM, m.mc->comms[static_cast<std::size_t>(d)]);
+    }
+    const int whole_id = m.parts.whole.tensor(param);
+    Tensor whole = m.mc->whole_of(full, m.parts.whole.tensor(whole_id), m.parts.whole.tensor(whole_id).shape, ignored);
+    if (m.mc->rank == 0) out[key] = std::move(whole);
+  }
+  return out;
+}
+
+void MeshTrainer::restore(const TensorMap& params, const TensorMap& state, std::int64_t steps) {
+  Impl& m = *impl_;
+  agree(m.mc->world, [&] {
+    (void)program_detail::bind_tensors(m.parts.whole, params, Device::cpu(), {TensorRole::param});
+    const ProgramPlan& local = m.trainer->plan();
+    TensorMap mine, mine_state;
+    for (const auto& [name, t] : params) mine[name] = m.mc->part_of(t, m.parts.whole.tensor(m.parts.whole.tensor(name)));
+    for (const auto& [key, t] : state) {
+      const std::string param = key.substr(0, key.find('.'));
+      const int whole_id = m.parts.whole.tensor(param);
+      if (whole_id < 0 || !t.defined() || t.shape() != m.parts.whole.tensor(whole_id).shape) {
+        mine_state[key] = t;  // the trainer names what is wrong with it
+        continue;
+      }
+      Tensor part = m.mc->part_of(t, m.parts.whole.tensor(whole_id));
+      const int id = local.tensor(param);
+      const bool master = key.size() > 7 && key.compare(key.size() - 7, 7, ".master") == 0;
+      if (m.hooks->zero_dim(id) >= 0 && !master) part = ranges_of(part, m.hooks->update_ranges(id, part.numel()));
+      mine_state[key] = std::move(part);
+    }
+    m.trainer->restore(mine, mine_state, steps);
+  });
+}
+
+std::int64_t MeshTrainer::steps() const noexcept { return impl_->trainer->steps(); }
 
 const std::vector<MeasuredCollective>& MeshTrainer::measured() const noexcept { return impl_->measured; }
 const MeshCost& MeshTrainer::predicted() const noexcept { return impl_->parts.predicted; }

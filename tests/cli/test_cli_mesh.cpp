@@ -198,11 +198,51 @@ TEST_CASE("program run on a mesh: refused once, before any rank computes, and no
       {{"ASAN_OPTIONS", "detect_leaks=0:allocator_may_return_null=1"}});
   CHECK(alone.status == 1);
   CHECK(count(alone.err, "MPI runs 1 rank: launch it with mpirun -np 2") == 1);
+  // --resume from a folder that is no checkpoint: every rank says so, nothing written
   const test::CliResult resume = box.run_under(
       mpirun(2), {"program", "train", "m.ein", "x=x.npy", "--steps", "1", "--resume", ".", "-o", "out", "--mesh", "dp=2", "--shard", "B:dp"},
       as_root);
   CHECK(resume.status != 0);
-  CHECK(count(resume.err, "--resume on a mesh is not run yet") == 1);
+  CHECK(count(resume.err, "rank 0 of 2: ") == 1);
+  CHECK_FALSE(std::filesystem::exists(box.path("out")));
+}
+
+TEST_CASE("program train on a mesh: --resume continues as an uninterrupted run, bit for bit, from a checkpoint as one process writes it", "[program][mpi]") {
+  Sandbox box;
+  lecture_files(box);
+  const std::vector<std::string> common = {"program", "train", "m.ein", "x=x.npy", "--optimizer", "adam", "--lr", "0.01"};
+  const std::vector<std::string> mesh = {"--mesh", "dp=2", "--shard", "B:dp", "--zero", "1"};
+  auto train = [&](std::vector<std::string> more, bool on_mesh) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), more.begin(), more.end());
+    if (on_mesh) args.insert(args.end(), mesh.begin(), mesh.end());
+    const test::CliResult r = on_mesh ? box.run_under(mpirun(2), args, as_root) : box.run(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+  };
+  train({"w1=w1.npy", "w2=w2.npy", "--steps", "4", "-o", "m4"}, true);
+  train({"w1=w1.npy", "w2=w2.npy", "--steps", "2", "-o", "m2"}, true);
+  train({"--resume", "m2", "--steps", "2", "-o", "m22"}, true);
+  train({"w1=w1.npy", "w2=w2.npy", "--steps", "4", "-o", "s4"}, false);
+  train({"--resume", "m2", "--steps", "2", "-o", "s22"}, false);  // the mesh's checkpoint on one process
+  train({"w1=w1.npy", "w2=w2.npy", "--steps", "2", "-o", "s2"}, false);
+  train({"--resume", "s2", "--steps", "2", "-o", "ms22"}, true);  // one process's on the mesh
+  const char* files[] = {"w1.npy", "w2.npy", "w1.exp_avg.npy", "w1.exp_avg_sq.npy", "w2.exp_avg.npy", "w2.exp_avg_sq.npy",
+                         "trainer.steps.npy"};
+  for (const char* f : files) {
+    CAPTURE(f);
+    // the mesh resumed is the mesh uninterrupted, to the bit: params, each ZeRO part of the
+    // state put back in place, the step count
+    CHECK(box.read_bytes(std::string("m22/") + f) == box.read_bytes(std::string("m4/") + f));
+    const Tensor one = box.read_npy(std::string("s4/") + f);
+    for (const char* dir : {"m4/", "s22/", "ms22/"}) {
+      CAPTURE(dir);
+      const Tensor t = box.read_npy(std::string(dir) + f);
+      REQUIRE(t.shape() == one.shape());  // the state shaped as its param, as one process keeps it
+      CHECK(test::max_relative_difference(t, one) <= 1e-5);
+    }
+  }
+  CHECK(box.read_npy("m22/trainer.steps.npy").data<std::int64_t>()[0] == 4);
 }
 
 #else

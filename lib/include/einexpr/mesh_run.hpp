@@ -125,6 +125,16 @@ class MeshTrainer {
   double step(const TensorMap& inputs);
   /// The params, whole on rank 0 (empty elsewhere): a collective, every rank calls it.
   TensorMap parameters() const;
+  /// The optimizer's state by Trainer::optimizer_state()'s names, whole on rank 0 (empty
+  /// elsewhere): each state shaped as its param, as one process keeps it (under ZeRO each
+  /// device's part put back together). A collective: every rank calls it.
+  TensorMap optimizer_state() const;
+  /// Continues from a checkpoint, as Trainer::restore: the params and state whole (what
+  /// parameters() and optimizer_state() give, or one process's), the steps taken. Every rank
+  /// calls it with the same tensors; an error on any rank is every rank's, nothing changed.
+  void restore(const TensorMap& params, const TensorMap& state, std::int64_t steps);
+  /// Steps taken.
+  std::int64_t steps() const noexcept;
   /// The collectives of the last step, as issued, and the cost's.
   const std::vector<MeasuredCollective>& measured() const noexcept;
   const MeshCost& predicted() const noexcept;
