@@ -1,7 +1,8 @@
 // Programs on a device mesh over MPI, run by `mpirun -np 2` and `-np 4` (tests/mpi/CMakeLists.txt):
 // each case runs the program on one process (every rank, the whole tensors) and on the mesh,
 // and rank 0 checks that the outputs, or the params after 5 Adam steps, are the one process's
-// (f32: within 1e-5 of the largest element of each, relative), and every rank that the bytes it
+// (f32: within 1e-5 of the largest element of each, relative; the optimizer state too, and a
+// step after one process's checkpoint restored on the mesh), and every rank that the bytes it
 // handed to MPI are the cost's, collective by collective. Then the refusals: a mesh of another
 // size than the run's, one rank's bad input (every rank throws, naming it).
 //
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -253,18 +255,54 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
     check(diff.empty(), label + ", step " + std::to_string(s + 1) + ": measured collectives differ from the cost's:\n" + diff);
   }
   check(loss_diff <= c.tolerance, label + ": the losses differ by " + std::to_string(loss_diff));
-  const TensorMap trained = mesh.parameters();
-  if (rank != 0) return;
-  double worst = 0;
-  std::string at;
-  for (const auto& [name, w] : one.parameters()) {
-    const double e = test::max_relative_difference(trained.at(name), w);
-    if (e > worst) worst = e, at = name;
+  const TensorMap trained = mesh.parameters(), state = mesh.optimizer_state();  // whole on rank 0
+  double worst = 0, worst_state = 0, worst_resumed = 0;
+  std::string at, at_state;
+  if (rank == 0) {
+    for (const auto& [name, w] : one.parameters()) {
+      const double e = test::max_relative_difference(trained.at(name), w);
+      if (e > worst) worst = e, at = name;
+    }
+    // the state whole, shaped as one process keeps it (ZeRO's parts put back in place), each
+    // relative to the largest of its kind over every param (a param whose gradient is rounding
+    // alone, as gpt2's b_k, has a state of rounding alone)
+    const TensorMap want = one.optimizer_state();
+    check(state.size() == want.size(), label + ": " + std::to_string(state.size()) + " state tensors");
+    std::map<std::string, double> largest;  // kind ("exp_avg", ...) -> its largest element
+    const auto kind = [](const std::string& key) { return key.substr(key.find('.') + 1); };
+    for (const auto& [key, v] : want) {
+      const Tensor x = v.to(DType::f64).contiguous();
+      for (std::int64_t i = 0; i < x.numel(); ++i) largest[kind(key)] = std::max(largest[kind(key)], std::abs(x.data<double>()[i]));
+    }
+    for (const auto& [key, v] : want) {
+      const auto it = state.find(key);
+      const bool same = it != state.end() && it->second.shape() == v.shape() && it->second.dtype() == v.dtype();
+      check(same, label + ": the mesh's state '" + key + "' missing or misshapen");
+      if (!same) continue;
+      const Tensor a = it->second.to(DType::f64).contiguous(), b = v.to(DType::f64).contiguous();
+      double diff = 0;
+      for (std::int64_t i = 0; i < b.numel(); ++i) diff = std::max(diff, std::abs(a.data<double>()[i] - b.data<double>()[i]));
+      const double e = largest[kind(key)] > 0 ? diff / largest[kind(key)] : diff;
+      if (e > worst_state) worst_state = e, at_state = key;
+    }
   }
+  // one process's checkpoint restored on a fresh mesh trainer: its next step is one process's
+  MeshTrainer resumed(MPI_COMM_WORLD, p, parse_mesh(dims, shard_text, zero), o, opt, params);
+  resumed.restore(one.parameters(), one.optimizer_state(), one.steps());
+  check(resumed.steps() == 5, label + ": restored at step " + std::to_string(resumed.steps()));
+  const TensorMap sixth = inputs(5);
+  (void)one.step(sixth);
+  (void)resumed.step(sixth);
+  const TensorMap after = resumed.parameters();
+  if (rank != 0) return;
+  for (const auto& [name, w] : one.parameters()) worst_resumed = std::max(worst_resumed, test::max_relative_difference(after.at(name), w));
   check(worst <= c.tolerance, label + ": param '" + at + "' differs by " + std::to_string(worst) + " after 5 Adam steps");
+  check(worst_state <= c.tolerance, label + ": state '" + at_state + "' differs by " + std::to_string(worst_state));
+  check(worst_resumed <= c.tolerance, label + ": a step from one process's checkpoint differs by " + std::to_string(worst_resumed));
   std::cout << "ok: train " << label << " (" << dims << "; " << shard_text << (zero ? "; ZeRO-" + std::to_string(zero) : "")
             << (micro_batches > 1 ? "; " + std::to_string(micro_batches) + " micro-batches" : "")
-            << ", " << name(c.dtype) << "): params after 5 " << name(c.optimizer) << " steps within " << worst << " (" << at << "), losses within " << loss_diff << ", "
+            << ", " << name(c.dtype) << "): params after 5 " << name(c.optimizer) << " steps within " << worst << " (" << at << "), state within "
+            << worst_state << ", a 6th step from one process's checkpoint within " << worst_resumed << ", losses within " << loss_diff << ", "
             << collectives_line(mesh.measured()) << " a step, as predicted\n";
 }
 
