@@ -567,7 +567,7 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   for (std::size_t e = 0; e < m->training.backward.size(); ++e)
     m->last_event[static_cast<std::size_t>(m->training.backward[e].tensor)] = static_cast<int>(e);
   m->is_deferred.assign(m->plan.tensors.size(), false);
-  if (m->hooks && optimizer.micro_batches > 1)  // a param's gradient completes once a step: the sum
+  if (m->hooks && optimizer.micro_batches > 1 && m->hooks->params_once_a_step())  // completed once a step: the sum
     for (std::size_t id = 0; id < m->plan.tensors.size(); ++id) {
       const ProgramTensor& t = m->plan.tensors[id];
       const int param = t.role == TensorRole::param ? static_cast<int>(id) : t.role == TensorRole::layer ? t.stacked : -1;

@@ -324,6 +324,9 @@ class Collectives final : public StepHooks {
     }
   }
 
+  // ZeRO-2/3: each micro-batch's gradients reduce-scattered (once_a_step(), as the cost counts them)
+  bool params_once_a_step() const override { return mc_.mesh.zero < 2; }
+
   std::vector<std::pair<std::int64_t, std::int64_t>> update_ranges(int tensor, std::int64_t numel) override {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     for (const auto& [of, where] : zero_parts(tensor)) out.push_back(where);
@@ -552,10 +555,6 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
   agree(comm, [&] {
     m.mc = std::make_unique<MeshComms>(comm, mesh);
     const int batches = optimizer.micro_batches;
-    if (batches > 1 && mesh.zero >= 2)
-      throw Error("micro-batches with ZeRO-" + std::to_string(mesh.zero) + ": each micro-batch's gradients would be "
-                  "reduce-scattered into this device's part, which is not run on MPI yet (ZeRO 0 or 1 add the "
-                  "micro-batches' gradients first)");
     if (batches > 1 && optimizer.mixed_precision)
       throw Error("micro-batches with mixed precision on a mesh: the micro-batches' gradients are summed in f32, "
                   "whose all-reduce the cost counts in the params' dtype; not run on MPI yet");

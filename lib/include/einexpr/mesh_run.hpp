@@ -32,14 +32,14 @@
 // shard() refuses, a tensor of the wrong shape on any rank, what this first cut does not run —
 // are thrown on every rank as MeshError, with the first failing rank's message. Not run yet:
 // a forward reduce-scatter (a sum over an axis split over the dimension the result is split
-// over), a split layer axis (pipelines), micro-batches with ZeRO-2 or 3, with dropout or with
-// mixed precision, dropout on a tensor split along another dim than its first, dtypes other
+// over), a split layer axis (pipelines), micro-batches with dropout or with mixed precision, dropout on a tensor split along another dim than its first, dtypes other
 // than f64, f32, bf16 and f16 in a collective. bf16 and f16 (mixed precision: their params,
 // activations and gradients) travel as 16-bit words, reduced by MPI ops of einexpr's that add
 // (max, min) each pair of elements in f32 and round back. Micro-batches (OptimizerOptions::micro_batches K) cut each rank's
 // part of the batch into K: the forward's and the activations' collectives run each
-// micro-batch, a param's gradient's once a step on the micro-batches' sum (ZeRO 0-1), as
-// once_a_step (codegen/mesh.hpp) counts them; MeshTrainer::predicted() is then one
+// micro-batch, a param's gradient's once a step on the micro-batches' sum (ZeRO 0-1) or each
+// micro-batch's reduce-scattered before it is added to this rank's part of the sum (ZeRO-2/3,
+// ZeRO-3's param gathers each micro-batch too), as once_a_step (codegen/mesh.hpp) counts them; MeshTrainer::predicted() is then one
 // micro-batch's cost with the step's collectives (step_of_micro_batches).
 // Recomputation runs: a statement made again for the backward issues its forward's
 // collectives again, as the cost counts them (--recompute auto's limit is each device's, and

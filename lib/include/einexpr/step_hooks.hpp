@@ -30,8 +30,13 @@ class StepHooks {
   virtual void output_gradient(int /*statement*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
   /// The gradient of tensor `tensor` is complete: every contribution added (partial sums:
   /// all-reduced, or reduce-scattered under ZeRO, here). With micro-batches, a param's (or a
-  /// layer's slice of one) once a step, after the last micro-batch: the micro-batches' sum.
+  /// layer's slice of one) once a step, after the last micro-batch: the micro-batches' sum;
+  /// or, where params_once_a_step() is false, each micro-batch's, before it is added to the sum.
   virtual void gradient_done(int /*tensor*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
+  /// With micro-batches: whether the params' gradients complete once a step (their sum; ZeRO
+  /// 0-1), or each micro-batch (ZeRO-2/3: reduce-scattered each time, this device's part of
+  /// each added into its part of the sum, the rest of the sum never read).
+  virtual bool params_once_a_step() const { return true; }
   /// The element ranges [begin, end) of param `tensor` (numel elements) this device updates
   /// and keeps optimizer state for (ZeRO's partition); the whole param by default.
   virtual std::vector<std::pair<std::int64_t, std::int64_t>> update_ranges(int /*tensor*/, std::int64_t numel) {
