@@ -128,6 +128,7 @@ struct Trainer::Impl {
   // collective waits for the micro-batches' sum, each with its param's param_ids entry
   std::vector<std::pair<int, std::size_t>> deferred;
   std::vector<bool> is_deferred;                // per tensor
+  std::vector<std::uint16_t> narrow_scratch;    // mixed precision on a mesh: a summed gradient as it moves
 
   void check_program();
   void lower_all();
@@ -628,8 +629,22 @@ double Trainer::step(const TensorMap& inputs) {
     const std::int64_t from = layout.offset - m.training.gradient_layout[static_cast<std::size_t>(param)].offset;
     layout.offset = 0;
     Tensor& sum = m.accumulated[i];
-    m.hooks->gradient_done(id, static_cast<std::byte*>(sum.data_ptr()) + from * static_cast<std::int64_t>(element_size(sum.dtype())),
-                           layout, sum.dtype());
+    const DType moved = m.plan.tensor(param).dtype;
+    if (sum.dtype() == moved) {
+      m.hooks->gradient_done(id, static_cast<std::byte*>(sum.data_ptr()) + from * static_cast<std::int64_t>(element_size(sum.dtype())),
+                             layout, sum.dtype());
+      continue;
+    }
+    // mixed precision: the f32 sum moves in the param's dtype (bf16 / f16), as the cost counts
+    // it, and comes back into the sum
+    EINEXPR_ASSERT(layout.is_contiguous(), "program train: the gradient of '" + m.plan.tensor(id).name + "' is not contiguous");
+    float* at = static_cast<float*>(sum.data_ptr()) + from;
+    const std::int64_t n = layout.numel();
+    std::vector<std::uint16_t>& words = m.narrow_scratch;  // kept: a step allocates nothing once warm
+    if (words.size() < static_cast<std::size_t>(n)) words.resize(static_cast<std::size_t>(n));
+    for (std::int64_t j = 0; j < n; ++j) words[static_cast<std::size_t>(j)] = f32_to_narrow(at[j], moved);
+    m.hooks->gradient_done(id, reinterpret_cast<std::byte*>(words.data()), layout, moved);
+    for (std::int64_t j = 0; j < n; ++j) at[j] = narrow_to_f32(words[static_cast<std::size_t>(j)], moved);
   }
   m.update();
   return sum / k;

@@ -555,9 +555,6 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
   agree(comm, [&] {
     m.mc = std::make_unique<MeshComms>(comm, mesh);
     const int batches = optimizer.micro_batches;
-    if (batches > 1 && optimizer.mixed_precision)
-      throw Error("micro-batches with mixed precision on a mesh: the micro-batches' gradients are summed in f32, "
-                  "whose all-reduce the cost counts in the params' dtype; not run on MPI yet");
     // the cost recomputes what the trainer does: none or the checkpoints as asked; auto's
     // choice (under a limit per device) is the trainer's, known once it is built (below)
     ProgramCostOptions co;

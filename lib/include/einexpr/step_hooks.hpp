@@ -30,7 +30,8 @@ class StepHooks {
   virtual void output_gradient(int /*statement*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
   /// The gradient of tensor `tensor` is complete: every contribution added (partial sums:
   /// all-reduced, or reduce-scattered under ZeRO, here). With micro-batches, a param's (or a
-  /// layer's slice of one) once a step, after the last micro-batch: the micro-batches' sum;
+  /// layer's slice of one) once a step, after the last micro-batch: the micro-batches' sum
+  /// (under mixed precision rounded to the param's dtype, and back into the f32 sum after);
   /// or, where params_once_a_step() is false, each micro-batch's, before it is added to the sum.
   virtual void gradient_done(int /*tensor*/, std::byte* /*grad*/, const Layout& /*layout*/, DType /*dtype*/) {}
   /// With micro-batches: whether the params' gradients complete once a step (their sum; ZeRO
