@@ -607,10 +607,13 @@ double Trainer::step(const TensorMap& inputs) {
     for (const auto& [name, t] : m.params) bound[m.plan.tensor(name)] = t;
     for (const auto& [id, t] : m.constants) {
       bound[id] = t;
-      if (const int k_th = m.plan.tensor(id).dropout; k_th >= 0)  // this step's (micro-batch's) stream
+      if (const int k_th = m.plan.tensor(id).dropout; k_th >= 0) {  // this step's (micro-batch's) stream
+        // on a mesh: this device's draws, inside one process's micro-batch
+        const auto [which, offset] = m.hooks ? m.hooks->dropout_draws(k_th, micro, k) : std::pair<int, std::uint64_t>{micro, 0};
         *static_cast<std::int64_t*>(t.data_ptr()) = static_cast<std::int64_t>(
-            random::stream(m.opt.seed, static_cast<std::uint64_t>(m.steps * k + micro), static_cast<std::uint64_t>(k_th)) +
-            (m.hooks ? m.hooks->dropout_offset(k_th) * random::gamma : 0));  // on a mesh: this device's draws
+            random::stream(m.opt.seed, static_cast<std::uint64_t>(m.steps * k + which), static_cast<std::uint64_t>(k_th)) +
+            offset * random::gamma);
+      }
     }
     m.run_forward(bound);
     const double loss = load_as_double(m.tensor_ptr(m.loss, bound), m.plan.tensor(m.loss).dtype);

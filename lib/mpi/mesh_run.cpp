@@ -353,6 +353,21 @@ class Collectives final : public StepHooks {
     const auto it = dropout_offsets.find(k);
     return it == dropout_offsets.end() ? 0 : it->second;
   }
+  // With micro-batches, per dropout: its mask's first dim (the batch axis) split into `parts`
+  // with this device's the `part`-th, `elements` in this device's part (all micro-batches').
+  struct DropoutSplit {
+    std::int64_t part = 0, parts = 1, elements = 0;
+  };
+  std::map<int, DropoutSplit> dropout_splits;
+  std::pair<int, std::uint64_t> dropout_draws(int k, int micro, int micro_batches) override {
+    const auto it = dropout_splits.find(k);
+    if (micro_batches == 1 || it == dropout_splits.end()) return {micro, dropout_offset(k)};
+    // this device's micro-batch is the g-th run of rows of B / (parts · K) in the batch: inside
+    // one process's micro-batch g / parts (each B / K rows), (g % parts) runs in
+    const DropoutSplit& d = it->second;
+    const std::int64_t g = d.part * micro_batches + micro;
+    return {static_cast<int>(g / d.parts), static_cast<std::uint64_t>((g % d.parts) * (d.elements / micro_batches))};
+  }
 
   /// The param a tensor is (itself, or the stack a layer's slice is of).
   int param_of(int id) const {
@@ -573,10 +588,6 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
       if (whole->second % batches != 0)
         throw ShapeError("axis '" + optimizer.batch_axis + "' is " + std::to_string(whole->second) +
                          ": it does not split into " + std::to_string(batches) + " equal micro-batches");
-      for (const ProgramTensor& t : m.parts.whole.tensors)
-        if (t.dropout >= 0)
-          throw Error("dropout with micro-batches on a mesh: each rank's micro-batch would draw another part of the "
-                      "masks than one process's micro-batches do; not run on MPI yet");
       bool set = false;
       for (auto& [name, length] : at_micro.axes)
         if (name == optimizer.batch_axis) length = whole->second / batches, set = true;
@@ -642,6 +653,7 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
         if (const int k = local.tensor(in).dropout; k >= 0) {
           const ProgramTensor& y = local.tensor(st.output);
           std::uint64_t offset = 0;
+          Collectives::DropoutSplit split{0, 1, checked_numel(y.shape)};
           for (std::size_t d = 0; d < y.dims.size(); ++d)
             if (const int md = m.mc->splitting(y.dims, d); md >= 0) {
               if (d > 0)
@@ -649,8 +661,17 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
                             y.dims[d] + " is split over " + m.mc->mesh.dims[static_cast<std::size_t>(md)].name +
                             ": only a split first dim keeps a device's part one run of indices (not run on MPI yet)");
               offset = static_cast<std::uint64_t>(m.mc->coord[static_cast<std::size_t>(md)] * checked_numel(y.shape));
+              split.part = m.mc->coord[static_cast<std::size_t>(md)];
+              split.parts = m.mc->mesh.dims[static_cast<std::size_t>(md)].size;
             }
+          // micro-batches cut the first dim, which must then be the batch axis: a device's
+          // micro-batch is then a run of rows of one process's
+          if (batches > 1 && (y.dims.empty() || first_atom(y.dims[0]) != optimizer.batch_axis))
+            throw Error("dropout '" + st.name + "' with micro-batches on a mesh: its mask's first dim is " +
+                        (y.dims.empty() ? std::string("none") : y.dims[0]) + ", not the batch axis " + optimizer.batch_axis +
+                        ": a device's micro-batch would not be a run of one process's draws (not run on MPI yet)");
           m.hooks->dropout_offsets[k] = offset;
+          m.hooks->dropout_splits[k] = split;
         }
     m.trainer = std::make_unique<Trainer>(compile_training(program, m.parts.local, optimizer, mine, m.hooks));
     if (chosen_later) {  // the statements auto keeps on each device, costed as checkpoints

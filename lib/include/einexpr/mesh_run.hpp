@@ -32,7 +32,8 @@
 // shard() refuses, a tensor of the wrong shape on any rank, what this first cut does not run —
 // are thrown on every rank as MeshError, with the first failing rank's message. Not run yet:
 // a forward reduce-scatter (a sum over an axis split over the dimension the result is split
-// over), a split layer axis (pipelines), micro-batches with dropout, dropout on a tensor split along another dim than its first, dtypes other
+// over), a split layer axis (pipelines), micro-batches with a dropout whose first dim is not
+// the batch axis, dropout on a tensor split along another dim than its first, dtypes other
 // than f64, f32, bf16 and f16 in a collective. bf16 and f16 (mixed precision: their params,
 // activations and gradients) travel as 16-bit words, reduced by MPI ops of einexpr's that add
 // (max, min) each pair of elements in f32 and round back. Micro-batches (OptimizerOptions::micro_batches K) cut each rank's

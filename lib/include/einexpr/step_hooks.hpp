@@ -48,6 +48,10 @@ class StepHooks {
   /// Dropout `k`'s mask on this device is the elements from this index on of the whole
   /// tensor's (its seed is advanced by as many draws).
   virtual std::uint64_t dropout_offset(int /*k*/) { return 0; }
+  /// With micro-batches: this device's micro-batch `micro` of `micro_batches` draws dropout
+  /// `k`'s mask as one process's micro-batch `.first` does, from element `.second` on (a
+  /// device's micro-batch is a run of rows inside one of one process's).
+  virtual std::pair<int, std::uint64_t> dropout_draws(int k, int micro, int /*micro_batches*/) { return {micro, dropout_offset(k)}; }
 };
 
 }  // namespace einexpr
