@@ -785,10 +785,14 @@ void MeshTrainer::restore(const TensorMap& params, const TensorMap& state, std::
     for (const auto& [key, t] : state) {
       const std::string param = key.substr(0, key.find('.'));
       const int whole_id = m.parts.whole.tensor(param);
-      if (whole_id < 0 || !t.defined() || t.shape() != m.parts.whole.tensor(whole_id).shape) {
+      if (whole_id < 0 || !t.defined()) {
         mine_state[key] = t;  // the trainer names what is wrong with it
         continue;
       }
+      const Shape& whole = m.parts.whole.tensor(whole_id).shape;
+      if (t.shape() != whole)  // named whole, not as this rank's part the trainer would see
+        throw ShapeError("the checkpoint's '" + key + "' is " + shape_str(t.shape()) + ": a state of param '" + param +
+                         "' is shaped as the param, " + shape_str(whole));
       Tensor part = m.mc->part_of(t, m.parts.whole.tensor(whole_id));
       const int id = local.tensor(param);
       const bool master = key.size() > 7 && key.compare(key.size() - 7, 7, ".master") == 0;

@@ -243,6 +243,26 @@ TEST_CASE("program train on a mesh: --resume continues as an uninterrupted run, 
     }
   }
   CHECK(box.read_npy("m22/trainer.steps.npy").data<std::int64_t>()[0] == 4);
+  // a checkpoint that does not fit: named once, every rank exits 1, nothing written
+  std::filesystem::copy(box.path("m2"), box.path("bad"));
+  box.write_npy("bad/w1.exp_avg.npy", Tensor::zeros({12, 8}));
+  std::vector<std::string> bad = common;
+  bad.insert(bad.end(), {"--resume", "bad", "--steps", "1", "-o", "never"});
+  bad.insert(bad.end(), mesh.begin(), mesh.end());
+  const test::CliResult misshapen = box.run_under(mpirun(2), bad, as_root);
+  CHECK(misshapen.status != 0);
+  CHECK(count(misshapen.err, "rank 0 of 2: the checkpoint's 'w1.exp_avg' is [12, 8]: a state of param 'w1' is shaped as the "
+                             "param, [8, 12]") == 1);
+  // momentum's checkpoint for adam
+  REQUIRE(box.run({"program", "train", "m.ein", "x=x.npy", "w1=w1.npy", "w2=w2.npy", "--steps", "1", "--optimizer", "momentum",
+                   "-o", "momentum"}).status == 0);
+  std::vector<std::string> other = common;
+  other.insert(other.end(), {"--resume", "momentum", "--steps", "1", "-o", "never"});
+  other.insert(other.end(), mesh.begin(), mesh.end());
+  const test::CliResult wrong = box.run_under(mpirun(2), other, as_root);
+  CHECK(wrong.status != 0);
+  CHECK(count(wrong.err, "rank 0 of 2: the checkpoint has no 'w1.exp_avg' (adam keeps it for each param)") == 1);
+  CHECK_FALSE(std::filesystem::exists(box.path("never")));
 }
 
 #else
