@@ -746,7 +746,7 @@ TensorMap MeshTrainer::optimizer_state() const {
   std::vector<MeasuredCollective> ignored;
   const ProgramPlan& local = m.trainer->plan();
   for (const auto& [key, t] : m.trainer->optimizer_state()) {  // the same keys, in the same order, on every rank
-    const std::string param = key.substr(0, key.find('.'));
+    const std::string param = key.substr(0, key.rfind('.'));  // before the state's kind (exp_avg, master, ...)
     const int id = local.tensor(param);
     const ProgramTensor& lt = local.tensor(id);
     const std::int64_t numel = checked_numel(lt.shape);
@@ -783,7 +783,7 @@ void MeshTrainer::restore(const TensorMap& params, const TensorMap& state, std::
     TensorMap mine, mine_state;
     for (const auto& [name, t] : params) mine[name] = m.mc->part_of(t, m.parts.whole.tensor(m.parts.whole.tensor(name)));
     for (const auto& [key, t] : state) {
-      const std::string param = key.substr(0, key.find('.'));
+      const std::string param = key.substr(0, key.rfind('.'));  // before the state's kind (exp_avg, master, ...)
       const int whole_id = m.parts.whole.tensor(param);
       if (whole_id < 0 || !t.defined()) {
         mine_state[key] = t;  // the trainer names what is wrong with it

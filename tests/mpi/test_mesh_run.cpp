@@ -274,7 +274,7 @@ void train_case(const std::string& label, const TrainCase& c, const std::string&
     const TensorMap want = one.optimizer_state();
     check(state.size() == want.size(), label + ": " + std::to_string(state.size()) + " state tensors");
     std::map<std::string, double> largest;  // kind ("exp_avg", ...) -> its largest element
-    const auto kind = [](const std::string& key) { return key.substr(key.find('.') + 1); };
+    const auto kind = [](const std::string& key) { return key.substr(key.rfind('.') + 1); };
     for (const auto& [key, v] : want) {
       const Tensor x = v.to(DType::f64).contiguous();
       for (std::int64_t i = 0; i < x.numel(); ++i) largest[kind(key)] = std::max(largest[kind(key)], std::abs(x.data<double>()[i]));
