@@ -100,8 +100,8 @@ void run_case(const std::string& label, const std::string& dims, const std::stri
 }
 
 // max, min and sum over a split axis in bf16, f16 and f32 (the 16-bit ones as words that
-// einexpr's own MPI ops reduce): max and min bit for bit as one process; the sum within a few
-// of the dtype's rounding steps (each rank's partial sum is rounded before it is sent)
+// einexpr's own MPI ops reduce): max and min bit for bit as one process; the sum within its
+// terms' rounding steps (each rank's partial sum is rounded before it is sent)
 void reduce_case(DType dtype, const std::string& dims) {
   const ast::Program p = parse_program("axes B=16 E=12\ninput x: B E\n"
                                        "mx = reduce(x, \"B E -> E\", \"max\")\n"
@@ -124,8 +124,10 @@ void reduce_case(DType dtype, const std::string& dims) {
     check(got.dtype() == dtype && got.shape() == want.shape(), label + ": " + out + "'s dtype or shape");
     if (out == "sm") {
       const double e = test::max_relative_difference(got, want);
+      // 16 terms summed in another order (each rank's part rounded first): at most 16 rounding
+      // steps of their absolute sum, about twice the largest result here
       const double step = dtype == DType::bf16 ? 0x1p-8 : dtype == DType::f16 ? 0x1p-11 : 0x1p-24;
-      check(e <= 8 * step, label + ": the sum differs by " + std::to_string(e));
+      check(e <= 32 * step, label + ": the sum differs by " + std::to_string(e));
     } else {
       check(std::memcmp(got.data_ptr(), want.data_ptr(), static_cast<std::size_t>(want.nbytes())) == 0,
             label + ": " + out + " differs from one process's");
