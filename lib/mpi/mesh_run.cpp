@@ -324,8 +324,14 @@ class Collectives final : public StepHooks {
     }
   }
 
-  // ZeRO-2/3: each micro-batch's gradients reduce-scattered (once_a_step(), as the cost counts them)
-  bool params_once_a_step() const override { return mc_.mesh.zero < 2; }
+  // as the cost counts them (once_a_step): a param's gradient collective once a step (ZeRO 0-1,
+  // on the sum) or each micro-batch (ZeRO-2/3's reduce-scatters)
+  bool params_once_a_step() const override {
+    for (const auto& [of, list] : backward_)
+      for (const Collective* c : list)
+        if (local_.tensor(param_of(of)).role == TensorRole::param) return once_a_step(local_, *c, mc_.mesh.zero);
+    return true;  // no param's gradient moves
+  }
 
   std::vector<std::pair<std::int64_t, std::int64_t>> update_ranges(int tensor, std::int64_t numel) override {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;

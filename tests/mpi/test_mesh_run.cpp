@@ -451,6 +451,14 @@ int main(int argc, char** argv) {
       opt.micro_batches = 3;
       MeshTrainer t(MPI_COMM_WORLD, p, parse_mesh("dp=" + n, "B:dp"), o, opt, {{"w1", in.at("w1")}, {"w2", in.at("w2")}});
     }, "axis 'B' is 16: it does not split into 3 equal micro-batches");
+    refused("micro-batches and a dropout mask whose first dim is not the batch axis", [&] {
+      const ast::Program q = parse_program("axes B=16 D=8 E=12 K=4\ninput x: B D\nparam w1: D E\n"
+                                           "h = einsum(x, w1, \"B D, D E -> E B\")\nd = dropout(h, 0.1)\n"
+                                           "loss = reduce(d, \"E B ->\", \"mean\")\n", "transposed.ein");
+      OptimizerOptions opt;
+      opt.micro_batches = 2;
+      MeshTrainer t(MPI_COMM_WORLD, q, parse_mesh("tp=" + n, "D:tp"), o, opt, {{"w1", in.at("w1")}});
+    }, "with micro-batches on a mesh: its mask's first dim is E, not the batch axis B");
   } catch (const std::exception& e) {
     std::cerr << "rank " << rank << ": " << e.what() << "\n";
     MPI_Abort(MPI_COMM_WORLD, 2);
