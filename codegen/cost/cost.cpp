@@ -22,7 +22,8 @@
 //   join      0 FLOPs, 0 bytes (its parts' copies moved the data)
 //   cross_entropy  cross_entropy_flops; reads each src, writes dst
 // Each value counts at its own dtype's size (indices i64 or i32 beside the data).
-// Whole plan: ideal bytes read = every input once (distinct elements); ideal bytes
+// Whole plan: ideal bytes read = every input once (distinct elements; an input only gathers
+// read counts the elements they read, when fewer); ideal bytes
 // written = the output once, 0 when the output is a view of an input; planned bytes =
 // the sum over steps; peak_extra_bytes = the most temporary bytes alive at once.
 #include <algorithm>
@@ -363,6 +364,28 @@ MaybeCount numpy_flops(const Plan& plan) {
   return total;
 }
 
+/// Whether every step that reads input i's buffer (views aside) is a gather reading it as
+/// its table: then the plan needs only the table elements the gathers read (`elements`, one
+/// per element gathered, and its formula), not the whole table (an embedding lookup reads
+/// B·S of its V rows).
+bool only_gathered(const Plan& plan, int input, const StepCoster& coster, Count& elements, Formula& formula) {
+  const int buffer = value_of(plan, input).buffer;
+  bool any = false;
+  for (const Step& step : plan.steps) {
+    if (std::holds_alternative<ViewStep>(step)) continue;
+    const auto* g = std::get_if<GatherStep>(&step);
+    for (int v : sources(step)) {
+      if (value_of(plan, v).buffer != buffer) continue;
+      if (g == nullptr || v != g->src) return false;
+      const Value& dst = value_of(plan, g->dst);
+      elements += numel(dst);
+      formula = formula + coster.numel_formula(dst);
+      any = true;
+    }
+  }
+  return any;
+}
+
 }  // namespace
 
 Cost cost(const Plan& plan) {
@@ -390,6 +413,13 @@ Cost cost(const Plan& plan) {
   }
   Formula ideal;
   for (int i = 0; i < plan.num_inputs; ++i) {
+    Count gathered;
+    Formula gathered_formula;
+    if (only_gathered(plan, i, coster, gathered, gathered_formula) && gathered < distinct(value_of(plan, i))) {
+      c.bytes_read += gathered * coster.es(i);
+      ideal = ideal + gathered_formula * coster.es(i);
+      continue;
+    }
     c.bytes_read += distinct(value_of(plan, i)) * coster.es(i);
     ideal = ideal + coster.distinct_formula(value_of(plan, i)) * coster.es(i);
   }

@@ -41,7 +41,7 @@ void print_cost_table(const CostReport& r) {
   if (c.op == "einsum") add_figure(t, "numpy FLOPs", c.flops_numpy, "(numpy.einsum_path's count of this path)");
   add_quantity(t, "MACs", si(c.macs.to_double(), "MAC"), c.macs.str() + " (multiply-accumulates, as fvcore counts)");
   if (c.naive_flops != c.flops) add_figure(t, "naive FLOPs", c.naive_flops, "(one loop nest)");
-  add_quantity(t, "bytes read", iec(c.bytes_read.to_double()), c.bytes_read.str() + " (each input once)");
+  add_quantity(t, "bytes read", iec(c.bytes_read.to_double()), c.bytes_read.str() + (c.op == "get_at" ? " (each input once; of the table, the rows gathered)" : " (each input once)"));
   add_quantity(t, "bytes written", iec(c.bytes_written.to_double()), c.bytes_written.str() + " (the output once)");
   add_quantity(t, "bytes planned", iec(c.bytes_planned.to_double()), c.bytes_planned.str() + " (what the steps move)");
   add_quantity(t, "peak temporary", iec(c.peak_extra_bytes.to_double()), c.peak_extra_bytes.str());

@@ -453,6 +453,15 @@ TEST_CASE("indexed ops: their costs", "[indexed]") {
   const Cost g = cost(plan_from_sizes(OpSpec::get_at(), "[v] d, b s -> b s d", {{"v", 50257}, {"d", 768}, {"b", 8}, {"s", 1024}}));
   CHECK(g.flops == Count(0));
   CHECK(g.bytes_planned == Count(8 * 1024 * 768 * 4 * 2 + 8 * 1024 * 8));
+  // Its ideal bytes (the roofline's) read the 8192 rows gathered, not the 50257-row table:
+  // below what the run moves, as a lower bound must be.
+  CHECK(g.bytes_read == Count(8 * 1024 * 768 * 4 + 8 * 1024 * 8));
+  CHECK(g.bytes_written == Count(8 * 1024 * 768 * 4));
+  CHECK(g.bytes_formula.str() == "8·(b·d·s + b·s)");
+  // More lookups than table rows: the table is read once, whole, as any other input.
+  const Cost small = cost(plan_from_sizes(OpSpec::get_at(), "[v] d, b s -> b s d", {{"v", 5}, {"d", 768}, {"b", 8}, {"s", 1024}}));
+  CHECK(small.bytes_read == Count(5 * 768 * 4 + 8 * 1024 * 8));
+  CHECK(small.bytes_formula.str() == "4·(b·d·s + 2·b·s + d·v)");
   const Cost a = cost(plan_from_sizes(OpSpec::add_at(), "[v] d, b s, b s d -> [v] d",
                                       {{"v", 100}, {"d", 16}, {"b", 2}, {"s", 3}}));
   CHECK(a.flops == Count(2 * 3 * 16));
