@@ -59,23 +59,37 @@ struct Tried {
   Count flops;              // made again
 };
 
+/// The search's candidates: every buffer of a statement result but the outputs', as (program
+/// buffer, the name of a tensor it holds).
+std::vector<std::pair<int, std::string>> candidate_buffers(const ProgramPlan& plan) {
+  std::vector<std::pair<int, std::string>> out;
+  std::vector<bool> output(plan.buffers.size(), false);
+  for (int o : plan.outputs) output[static_cast<std::size_t>(plan.tensor(o).buffer)] = true;
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    const ProgramBuffer& pb = plan.buffers[b];
+    if (pb.external || output[b]) continue;
+    int holder = pb.tensor;  // a tensor whose memory it is, to name it by
+    for (std::size_t t = 0; holder < 0 && t < plan.tensors.size(); ++t)
+      if (plan.tensors[t].buffer == static_cast<int>(b) && plan.tensors[t].role == TensorRole::statement)
+        holder = static_cast<int>(t);
+    if (holder >= 0) out.emplace_back(static_cast<int>(b), plan.tensor(holder).name);
+  }
+  return out;
+}
+
+std::vector<Count> statement_flops(const ProgramPlan& plan) {
+  std::vector<Count> out;
+  out.reserve(plan.statements.size());
+  for (const PlannedStatement& st : plan.statements) out.push_back(cost(st.plan).flops);
+  return out;
+}
+
 class Search {
  public:
   Search(const ProgramPlan& plan, std::int64_t limit, std::int64_t fixed)
       : plan_(plan), bwd_(program_detail::plan_backward(plan)), limit_(limit), fixed_(fixed) {
-    std::vector<bool> output(plan.buffers.size(), false);
-    for (int o : plan.outputs) output[static_cast<std::size_t>(plan.tensor(o).buffer)] = true;
-    for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
-      const ProgramBuffer& pb = plan.buffers[b];
-      if (pb.external || output[b]) continue;
-      int holder = pb.tensor;  // a tensor whose memory it is, to name it by
-      for (std::size_t t = 0; holder < 0 && t < plan.tensors.size(); ++t)
-        if (plan.tensors[t].buffer == static_cast<int>(b) && plan.tensors[t].role == TensorRole::statement)
-          holder = static_cast<int>(t);
-      if (holder >= 0) names_.push_back(plan.tensor(holder).name);
-    }
-    flops_.reserve(plan.statements.size());
-    for (const PlannedStatement& st : plan.statements) flops_.push_back(cost(st.plan).flops);
+    for (auto& [buffer, name] : candidate_buffers(plan)) names_.push_back(std::move(name));
+    flops_ = statement_flops(plan);
   }
 
   std::size_t candidates() const noexcept { return names_.size(); }
@@ -300,6 +314,158 @@ RecomputeChoice choose_recompute(const ProgramPlan& plan, const RecomputeOptions
   c.peak_bytes = chosen.peak;
   c.recompute_flops = chosen.flops;
   return c;
+}
+
+RecomputeBound recompute_bound(const ProgramPlan& plan, std::int64_t memory_limit, std::int64_t fixed_bytes) {
+  RecomputeBound r;
+  r.memory_limit = memory_limit;
+  r.fixed_bytes = fixed_bytes;
+  const auto candidates = candidate_buffers(plan);
+  std::vector<int> candidate_of(plan.buffers.size(), -1);  // per program buffer
+  for (const auto& [buffer, name] : candidates) {
+    candidate_of[static_cast<std::size_t>(buffer)] = static_cast<int>(r.candidates.size());
+    r.candidates.push_back(name);
+    r.candidate_statement.push_back(plan.buffers[static_cast<std::size_t>(buffer)].statement);
+  }
+  for (const PlannedStatement& st : plan.statements) r.statements.push_back(st.name);
+  r.statement_flops = statement_flops(plan);
+  for (std::size_t s = 0; s < plan.statements.size(); ++s)
+    for (int in : plan.statements[s].inputs) {
+      const int c = candidate_of[static_cast<std::size_t>(plan.tensor(in).buffer)];
+      if (c >= 0) r.chains.push_back({static_cast<int>(s), c, r.candidate_statement[static_cast<std::size_t>(c)]});
+    }
+
+  // The timeline that keeps everything: its events are the points, its lifetimes the kept ones.
+  const program_detail::BackwardPlan bwd = program_detail::plan_backward(plan);
+  const TrainingPlan all = program_detail::plan_training(plan, bwd, {}, /*lean=*/false);
+  const int n = static_cast<int>(plan.statements.size());
+  const auto nc = r.candidates.size();
+  std::vector<int> first_reader(nc, -1), last_reader(nc, -1);  // gradient events reading each
+  for (const TrainingGradient& g : all.backward)
+    for (int b : g.source_buffers) {
+      if (b < 0) continue;
+      const int pb = all.buffers[static_cast<std::size_t>(b)].program_buffer;
+      const int c = pb < 0 ? -1 : candidate_of[static_cast<std::size_t>(pb)];
+      if (c < 0) continue;
+      const auto cu = static_cast<std::size_t>(c);
+      if (first_reader[cu] < 0) {
+        first_reader[cu] = g.event;
+        r.needed.emplace_back(r.candidate_statement[cu], c);
+      }
+      last_reader[cu] = std::max(last_reader[cu], g.event);
+    }
+  r.points.resize(static_cast<std::size_t>(all.events));
+  for (int e = 0; e < all.events; ++e) r.points[static_cast<std::size_t>(e)].at = e < n ? "forward " + plan.statements[static_cast<std::size_t>(e)].name : "optimizer";
+  for (const TrainingGradient& g : all.backward)
+    r.points[static_cast<std::size_t>(g.event)].at = "backward " + g.expression;
+  for (const TrainingBuffer& b : all.buffers) {
+    const int pb = b.program_buffer;
+    const int c = pb < 0 ? -1 : candidate_of[static_cast<std::size_t>(pb)];
+    const int fwd_last = pb < 0 ? -1 : plan.buffers[static_cast<std::size_t>(pb)].last_use;
+    for (int e = b.first; e <= b.last; ++e) {
+      RecomputeBound::Point& p = r.points[static_cast<std::size_t>(e)];
+      if (c < 0 || fwd_last >= n) {  // the same whatever is kept
+        p.base = checked_add(p.base, b.bytes);
+        continue;
+      }
+      const auto cu = static_cast<std::size_t>(c);
+      const bool alive_either_way =
+          e <= fwd_last || (first_reader[cu] >= 0 && e >= first_reader[cu] && e <= last_reader[cu]);
+      if (alive_either_way) {
+        p.base = checked_add(p.base, b.bytes);
+      } else {
+        p.kept.push_back({c, b.bytes});
+      }
+    }
+  }
+  r.first_reader = first_reader;
+  r.last_reader = last_reader;
+  // A kept candidate a statement made again reads lives until that recomputation: at every
+  // event after its own last reader, as long as the statement is not yet made again.
+  for (const RecomputeBound::Chain& ch : r.chains) {
+    if (ch.maker == ch.statement) continue;
+    const TrainingBuffer& b = all.buffers[static_cast<std::size_t>(
+        all.forward_buffer[static_cast<std::size_t>(candidates[static_cast<std::size_t>(ch.candidate)].first)])];
+    for (int e = b.last + 1; e < all.events; ++e)
+      r.points[static_cast<std::size_t>(e)].read_again.push_back({ch.candidate, ch.statement, b.bytes});
+  }
+  // A candidate made again before its first reader (with its statement, for another) lives
+  // from then on.
+  for (std::size_t c = 0; c < nc; ++c) {
+    if (first_reader[c] < 0) continue;
+    const std::int64_t bytes = plan.buffers[static_cast<std::size_t>(candidates[c].first)].bytes;
+    for (int e = n; e < first_reader[c]; ++e)
+      r.points[static_cast<std::size_t>(e)].early.push_back({static_cast<int>(c), bytes});
+  }
+  return r;
+}
+
+namespace {
+
+/// Per statement: whether the choice makes it again (the least fixpoint of the bound's rows).
+std::vector<bool> made_again(const RecomputeBound& bound, const std::vector<bool>& keep) {
+  std::vector<bool> made(bound.statements.size(), false);
+  for (const auto& [s, c] : bound.needed)
+    if (!keep.at(static_cast<std::size_t>(c))) made[static_cast<std::size_t>(s)] = true;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const RecomputeBound::Chain& ch : bound.chains)
+      if (made[static_cast<std::size_t>(ch.statement)] && !keep.at(static_cast<std::size_t>(ch.candidate)) &&
+          !made[static_cast<std::size_t>(ch.maker)]) {
+        made[static_cast<std::size_t>(ch.maker)] = changed = true;
+      }
+  }
+  return made;
+}
+
+}  // namespace
+
+/// Per statement: whether the choice has made it again by the gradient at `point` (each
+/// dropped candidate a gradient up to there reads, and what their recomputations read).
+std::vector<bool> made_by(const RecomputeBound& bound, const std::vector<bool>& keep, int point) {
+  std::vector<bool> made(bound.statements.size(), false);
+  for (std::size_t c = 0; c < bound.candidates.size(); ++c)
+    if (!keep.at(c) && bound.first_reader[c] >= 0 && bound.first_reader[c] <= point)
+      made[static_cast<std::size_t>(bound.candidate_statement[c])] = true;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const RecomputeBound::Chain& ch : bound.chains)
+      if (made[static_cast<std::size_t>(ch.statement)] && !keep.at(static_cast<std::size_t>(ch.candidate)) &&
+          !made[static_cast<std::size_t>(ch.maker)]) {
+        made[static_cast<std::size_t>(ch.maker)] = changed = true;
+      }
+  }
+  return made;
+}
+
+Count bound_flops(const RecomputeBound& bound, const std::vector<bool>& keep) {
+  const std::vector<bool> made = made_again(bound, keep);
+  Count flops;
+  for (std::size_t s = 0; s < made.size(); ++s)
+    if (made[s]) flops += bound.statement_flops[s];
+  return flops;
+}
+
+std::int64_t bound_peak(const RecomputeBound& bound, const std::vector<bool>& keep) {
+  const std::vector<bool> made = made_again(bound, keep);
+  std::int64_t peak = 0;
+  for (std::size_t e = 0; e < bound.points.size(); ++e) {
+    const RecomputeBound::Point& p = bound.points[e];
+    const std::vector<bool> by = made_by(bound, keep, static_cast<int>(e));
+    std::int64_t bytes = p.base;
+    for (const RecomputeBound::Term& t : p.kept)
+      if (keep.at(static_cast<std::size_t>(t.candidate))) bytes = checked_add(bytes, t.bytes);
+    for (const RecomputeBound::ReadAgain& t : p.read_again)
+      if (keep.at(static_cast<std::size_t>(t.candidate)) && made[static_cast<std::size_t>(t.statement)] &&
+          !by[static_cast<std::size_t>(t.statement)])
+        bytes = checked_add(bytes, t.bytes);
+    for (const RecomputeBound::Term& t : p.early)
+      if (!keep.at(static_cast<std::size_t>(t.candidate)) &&
+          by[static_cast<std::size_t>(bound.candidate_statement[static_cast<std::size_t>(t.candidate)])])
+        bytes = checked_add(bytes, t.bytes);
+    peak = std::max(peak, bytes);
+  }
+  return peak;
 }
 
 std::int64_t parse_bytes(std::string_view text) {

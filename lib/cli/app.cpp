@@ -438,6 +438,11 @@ void add_program_cost(Cli& cli, CLI::App* program) {
       ->type_name("N")
       ->capture_default_str();
   sub->add_option("--batch-axis", a.batch_axis, "--search: the axis micro-batches cut")->type_name("AXIS")->capture_default_str();
+  sub->add_option("--recompute-bound", a.recompute_bound,
+                  "--recompute auto: write its search's lower bound to FILE (JSON: an integer program whose optimum is "
+                  "at most the search space's, infeasible when no choice fits; bench/recompute_ilp.py solves it), "
+                  "also when the search finds no choice that fits")
+      ->type_name("FILE");
   sub->add_flag("--json", a.json, "One JSON object; integers are exact decimal literals, even beyond 2^64");
   sub->footer(
       "Examples:\n"
@@ -446,7 +451,7 @@ void add_program_cost(Cli& cli, CLI::App* program) {
       "  einexpr program cost examples/models/llama2.ein --compare --compare-axes a=G*R\n"
       "  einexpr program cost examples/models/gpt2_block.ein B=8 --dtype bf16 --optimizer adam --mixed-precision\n"
       "  einexpr program cost examples/models/lecture2.ein B=4096 --json\n"
-      "  einexpr program cost examples/models/gpt2_train.ein --optimizer adam --recompute auto --memory-limit 40KiB");
+      "  einexpr program cost examples/models/gpt2_train.ein --optimizer adam --recompute auto --memory-limit 72KiB");
   cli.commands.push_back({sub, [&cli] { return program_cost_command(cli.program_cost); }});
 }
 

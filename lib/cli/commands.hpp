@@ -136,6 +136,7 @@ struct ProgramCostArgs {
   std::int64_t devices = 0;
   std::int64_t node = 8;                  // devices the nvlink dimensions may span together
   std::string batch_axis = "B";           // what micro-batches cut
+  std::string recompute_bound;            // --recompute auto: the file its search's bound is written to
   bool json = false;
 };
 int program_cost_command(const ProgramCostArgs& args);

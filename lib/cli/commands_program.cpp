@@ -1,10 +1,15 @@
 // program check, program cost: a model file checked (names, then shapes and dtypes in one
 // axis environment) and costed for a training step, from the file and sizes alone.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <optional>
+#include <sstream>
+
 #include "einexpr/codegen/compare.hpp"
 #include "einexpr/codegen/mesh.hpp"
-#include <algorithm>
-#include <iostream>
+#include "einexpr/codegen/recompute.hpp"
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -20,6 +25,58 @@ std::string shape_text(const ProgramPlan& plan, int id) {
   std::string s;
   for (std::size_t d = 0; d < t.dims.size(); ++d) s += (d ? ", " : "") + t.dims[d] + "=" + std::to_string(t.shape[d]);
   return "[" + s + "]";
+}
+
+// The bound of auto's search (recompute.hpp's RecomputeBound) as one JSON object, to a
+// temporary beside `path` renamed into place: a failure leaves no file.
+void write_recompute_bound(const std::string& path, const RecomputeBound& b) {
+  std::ostringstream text;
+  JsonWriter j(text);
+  j.begin_object().field("memory_limit", b.memory_limit).field("fixed_bytes", b.fixed_bytes);
+  j.key("statements").begin_array();
+  for (std::size_t s = 0; s < b.statements.size(); ++s)
+    j.begin_object().field("name", b.statements[s]).field("flops", b.statement_flops[s]).end_object();
+  j.end_array().key("candidates").begin_array();
+  for (std::size_t c = 0; c < b.candidates.size(); ++c)
+    j.begin_object().field("name", b.candidates[c]).field("statement", b.candidate_statement[c]).end_object();
+  j.end_array().key("first_reader").begin_array();
+  for (int e : b.first_reader) j.value(e);
+  j.end_array().key("last_reader").begin_array();
+  for (int e : b.last_reader) j.value(e);
+  j.end_array().key("needed").begin_array();
+  for (const auto& [s, c] : b.needed) j.begin_array().value(s).value(c).end_array();
+  j.end_array().key("chains").begin_array();
+  for (const RecomputeBound::Chain& ch : b.chains) j.begin_array().value(ch.statement).value(ch.candidate).value(ch.maker).end_array();
+  j.end_array().key("points").begin_array();
+  for (const RecomputeBound::Point& p : b.points) {
+    j.begin_object().field("at", p.at).field("base", p.base).key("kept").begin_array();
+    for (const RecomputeBound::Term& t : p.kept) j.begin_array().value(t.candidate).value(t.bytes).end_array();
+    j.end_array().key("read_again").begin_array();
+    for (const RecomputeBound::ReadAgain& t : p.read_again)
+      j.begin_array().value(t.candidate).value(t.statement).value(t.bytes).end_array();
+    j.end_array().key("early").begin_array();
+    for (const RecomputeBound::Term& t : p.early) j.begin_array().value(t.candidate).value(t.bytes).end_array();
+    j.end_array().end_object();
+  }
+  j.end_array().end_object();
+  text << "\n";
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text.str();
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(temp, ec);
+      throw Error("--recompute-bound: cannot write '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    throw Error("--recompute-bound: cannot write '" + path + "': " + ec.message());
+  }
 }
 
 }  // namespace
@@ -52,6 +109,10 @@ int program_cost_command(const ProgramCostArgs& args) {
   find_device(args.device);  // an unknown device: exit 1 before any work
   const ast::Program program = read_program_file(args.file);
   cost_options.recompute = recompute_options(args.recompute, program);
+  if (!args.recompute_bound.empty() &&
+      (!cost_options.recompute || cost_options.recompute->mode != RecomputeMode::automatic || args.search))
+    throw UsageError("--recompute-bound writes the bound of --recompute auto's search: give --recompute auto "
+                     "--memory-limit BYTES (and no --search)");
   if (args.search) {
     const std::optional<Mesh> shape = program_mesh(program, args.mesh.dims, args.mesh.shard);
     if (!shape) throw UsageError("--search sizes a mesh: give its dimensions and links (--mesh 'dp=1@ib tp=1@nvlink' "
@@ -84,6 +145,10 @@ int program_cost_command(const ProgramCostArgs& args) {
   }
   if (args.devices != 0) throw UsageError("--devices is for --search");
   const ProgramPlan plan = plan_program(program, options);
+  if (!args.recompute_bound.empty())  // before the search: written also when no choice it tries fits
+    write_recompute_bound(args.recompute_bound,
+                          recompute_bound(plan, cost_options.recompute->memory_limit,
+                                          step_fixed_bytes(plan, cost_options.optimizer, cost_options.mixed_precision)));
   const ProgramCost c = cost(plan, cost_options);
   std::optional<Comparisons> compared;
   if (args.compare || !args.compare_axes.empty()) {

@@ -402,3 +402,75 @@ TEST_CASE("program train: --recompute auto fits --memory-limit, the run unchange
   REQUIRE(progress.status == 0);
   CHECK_THAT(progress.err, Catch::StartsWith("step 1/2  loss ") && Catch::Contains("\nstep 2/2  loss ") && Catch::EndsWith(" ms\n"));
 }
+
+TEST_CASE("program cost: --recompute-bound writes the bound of auto's search, its FLOPs auto's", "[program][recompute]") {
+  Sandbox box;
+  box.write_bytes("g.ein", test::read_model("gpt2_train.ein"));
+  const std::vector<std::string> base = {"program", "cost", "g.ein", "--optimizer", "adam", "--recompute", "auto",
+                                         "--memory-limit", "72KiB", "--search-budget", "200"};
+  std::vector<std::string> args = base;
+  for (const char* a : {"--json", "--recompute-bound", "b.json"}) args.push_back(a);
+  const test::CliResult r = box.run(args);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  const nlohmann::json cost = nlohmann::json::parse(r.out);
+  const nlohmann::json b = nlohmann::json::parse(box.read_bytes("b.json"));
+  CHECK(b["memory_limit"].get<std::int64_t>() == 72 * 1024);
+  CHECK(b["fixed_bytes"] == cost["recompute"]["fixed_bytes"]);
+  const std::size_t nc = b["candidates"].size(), ns = b["statements"].size();
+  CHECK(nc == cost["recompute"]["candidates"].get<std::size_t>());
+  CHECK(ns == cost["statements"].size());
+  CHECK(b["first_reader"].size() == nc);
+  CHECK(b["last_reader"].size() == nc);
+  REQUIRE(!b["points"].empty());
+  // auto's choice through the file's rows: the statements made again and their FLOPs are the
+  // cost's (the rows count FLOPs exactly), and its bytes at each point under the limit
+  std::vector<bool> keep(nc, false);
+  for (const auto& name : cost["recompute"]["checkpoints"])
+    for (std::size_t c = 0; c < nc; ++c)
+      if (b["candidates"][c]["name"] == name) keep[c] = true;
+  std::vector<bool> made(ns, false);
+  for (const auto& n : b["needed"])
+    if (!keep[n[1].get<std::size_t>()]) made[n[0].get<std::size_t>()] = true;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& ch : b["chains"])
+      if (made[ch[0].get<std::size_t>()] && !keep[ch[1].get<std::size_t>()] && !made[ch[2].get<std::size_t>()])
+        made[ch[2].get<std::size_t>()] = changed = true;
+  }
+  std::int64_t flops = 0;
+  for (std::size_t s = 0; s < ns; ++s)
+    if (made[s]) flops += std::stoll(b["statements"][s]["flops"].dump());
+  CHECK(flops == cost["recompute_flops"].get<std::int64_t>());
+  CHECK(flops > 0);
+  for (const auto& p : b["points"]) {
+    std::int64_t bytes = p["base"].get<std::int64_t>();
+    for (const auto& t : p["kept"])
+      if (keep[t[0].get<std::size_t>()]) bytes += t[1].get<std::int64_t>();
+    CHECK(bytes + b["fixed_bytes"].get<std::int64_t>() <= 72 * 1024);
+  }
+  // refused without auto's search, nothing written
+  for (const std::vector<std::string>& more :
+       {std::vector<std::string>{"--recompute", "none"}, std::vector<std::string>{"--recompute", "checkpoints"}}) {
+    std::vector<std::string> a = {"program", "cost", "g.ein", "--recompute-bound", "c.json"};
+    a.insert(a.end(), more.begin(), more.end());
+    const test::CliResult bad = box.run(a);
+    CHECK(bad.status == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--recompute-bound writes the bound of --recompute auto's search"));
+  }
+  std::vector<std::string> none = base;
+  for (const char* a : {"--recompute-bound", "no/such/dir/b.json"}) none.push_back(a);
+  const test::CliResult unwritable = box.run(none);
+  CHECK(unwritable.status == 1);
+  CHECK_THAT(unwritable.err, Catch::Contains("--recompute-bound: cannot write 'no/such/dir/b.json'"));
+  // a limit no choice fits: refused, and the bound written all the same (here its fixed bytes
+  // alone exceed the limit)
+  std::vector<std::string> tight = {"program", "cost", "g.ein", "--optimizer", "adam", "--recompute", "auto",
+                                    "--memory-limit", "40KiB", "--search-budget", "50", "--recompute-bound", "t.json"};
+  const test::CliResult refused = box.run(tight);
+  CHECK(refused.status == 1);
+  CHECK_THAT(refused.err, Catch::Contains("no choice of what to keep for the backward fits"));
+  const nlohmann::json t = nlohmann::json::parse(box.read_bytes("t.json"));
+  CHECK(t["fixed_bytes"].get<std::int64_t>() > t["memory_limit"].get<std::int64_t>());
+  CHECK(box.files() == std::set<std::string>{"g.ein", "b.json", "t.json"});
+}

@@ -158,6 +158,54 @@ TEST_CASE("recompute: auto on the GPT-2 training file fits, and refuses what not
                     Catch::Contains("needs --memory-limit"));
 }
 
+TEST_CASE("recompute: the bound's FLOPs are the timeline's, its peak never above it", "[program][recompute]") {
+  // Random choices on the chain, the GPT-2 training file and the lecture model: the bound
+  // (what bench/recompute_ilp.py solves) must count exactly the FLOPs plan_training makes
+  // again and at most its peak, and keeping everything its peak exactly (nothing to leave out).
+  struct Case {
+    std::string name;
+    ProgramPlan plan;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"chain", plan_text(chain)});
+  cases.push_back({"gpt2_train", plan_program(parse_program(test::read_model("gpt2_train.ein"), "gpt2_train.ein"), {})});
+  cases.push_back({"lecture2", plan_program(parse_program(test::read_model("lecture2.ein"), "lecture2.ein"), {})});
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&state] {  // SplitMix64
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.name);
+    const RecomputeBound b = recompute_bound(k.plan, 1 << 30, 123);
+    CHECK(b.fixed_bytes == 123);
+    const std::size_t n = b.candidates.size();
+    REQUIRE(n > 0);
+    REQUIRE(b.candidate_statement.size() == n);
+    CHECK(b.statement_flops.size() == k.plan.statements.size());
+    CHECK_FALSE(b.needed.empty());
+    const TrainingPlan all = plan_training(k.plan, {});
+    CHECK(b.points.size() == static_cast<std::size_t>(all.events));
+    CHECK(bound_peak(b, std::vector<bool>(n, true)) == all.peak_bytes());
+    CHECK(bound_flops(b, std::vector<bool>(n, true)) == Count(0));
+    for (int trial = 0; trial < 60; ++trial) {
+      std::vector<bool> keep(n);
+      const std::uint64_t density = next() % 5;  // from keeping nearly nothing to nearly all
+      TrainingOptions o{.recompute = true};
+      for (std::size_t c = 0; c < n; ++c) {
+        keep[c] = next() % 4 < density;
+        if (keep[c]) o.keep.push_back(b.candidates[c]);
+      }
+      const TrainingPlan t = plan_training(k.plan, o);
+      CAPTURE(trial, o.keep);
+      CHECK(bound_flops(b, keep) == recompute_flops(k.plan, t));
+      CHECK(bound_peak(b, keep) <= t.peak_bytes());
+    }
+  }
+}
+
 TEST_CASE("recompute: program cost under none, checkpoints and the file's lines", "[program][recompute]") {
   const ProgramCost none = cost(plan_text(chain));
   CHECK(none.recompute.recompute_flops == Count(0));

@@ -86,6 +86,72 @@ Count recompute_flops(const ProgramPlan& plan, const TrainingPlan& training);
 /// without recomputing gives mode none's choice (nothing made again).
 RecomputeChoice choose_recompute(const ProgramPlan& plan, const RecomputeOptions& options, std::int64_t fixed_bytes);
 
+/// A lower bound of auto's search space that an integer program can solve (`program cost
+/// --recompute-bound FILE` writes it; bench/recompute_ilp.py solves it with HiGHS). With
+/// keep_c in {0, 1} per candidate (1: kept) and made_s in {0, 1} per statement (1: made again):
+///   FLOPs made again   Σ statement_flops[s]·made_s at the least made_s with
+///                      made_s >= 1 - keep_c      for each (s, c) in `needed`: a gradient reads c
+///                      made_m >= made_s - keep_c for each chain (s, c, m): s reads c, m makes it
+///                      -- exactly the timeline's (bound_flops);
+///   bytes alive        at each point (an event of the timeline that keeps everything: each
+///                      forward statement, each gradient, the optimizer), at least
+///                      base + Σ_kept bytes·keep_c. A candidate made again is alive in the
+///                      forward until its last reader there, and in the backward from the
+///                      first gradient that reads it to the last (its copy is made once, before
+///                      the first, and lives to the last): that much is in base, kept or not;
+///                      kept, it is alive from its statement to its last reader (the `kept`
+///                      terms add the events between). A kept candidate that a statement made
+///                      again reads lives until that recomputation (`read_again`: bytes when
+///                      keep_c, made_s and not made_by(s, point)); a candidate made again
+///                      before its first reader, its statement made for another, lives from
+///                      then (`early`: bytes when not keep_c and made_by(its statement,
+///                      point)). made_by(s, p) (made again by the gradient at point p) is the
+///                      least fixpoint of: a dropped candidate of s that a gradient up to p
+///                      reads, or a statement made by p that reads a dropped candidate of s.
+///                      Everything else is alive as when all is kept; what a recomputation
+///                      holds at its own event is left out, so at no choice is the bound's
+///                      peak above the timeline's (bound_peak).
+/// The least FLOPs with every point's bytes + fixed_bytes <= memory_limit is therefore at
+/// most auto's optimum; a choice that makes that many again and fits is the optimum.
+struct RecomputeBound {
+  struct Term {
+    int candidate = 0;
+    std::int64_t bytes = 0;
+  };
+  struct ReadAgain {
+    int candidate = 0, statement = 0;
+    std::int64_t bytes = 0;
+  };
+  struct Point {
+    std::string at;             // "forward h1", "backward einsum(dh1, x, ...)", "optimizer"
+    std::int64_t base = 0;
+    std::vector<Term> kept;     // bytes alive here only when the candidate is kept
+    std::vector<ReadAgain> read_again;  // ... when it is kept, and the statement made again
+                                        // but not yet (made_by: false here)
+    std::vector<Term> early;    // ... when it is dropped and its statement already made again
+  };
+  struct Chain {
+    int statement = 0, candidate = 0, maker = 0;
+  };
+  std::vector<std::string> candidates;     // as auto's choice names them (a tensor held)
+  std::vector<int> candidate_statement;    // the statement that makes each
+  std::vector<std::string> statements;     // per statement: its tensor's name
+  std::vector<Count> statement_flops;      // per statement: cost().flops
+  std::vector<std::pair<int, int>> needed; // (statement, candidate): a gradient reads the candidate
+  std::vector<int> first_reader;           // per candidate: the first and last point (gradient)
+  std::vector<int> last_reader;            // reading it, -1 for none
+  std::vector<Chain> chains;
+  std::vector<Point> points;
+  std::int64_t fixed_bytes = 0;
+  std::int64_t memory_limit = 0;
+};
+
+RecomputeBound recompute_bound(const ProgramPlan& plan, std::int64_t memory_limit, std::int64_t fixed_bytes);
+/// The bound's FLOPs made again at a choice (keep per candidate): the timeline's exactly.
+Count bound_flops(const RecomputeBound& bound, const std::vector<bool>& keep);
+/// The bound's most bytes alive at a choice (fixed_bytes not included): at most the timeline's peak.
+std::int64_t bound_peak(const RecomputeBound& bound, const std::vector<bool>& keep);
+
 /// The bytes `--memory-limit` reads: a count with an optional unit, "1500000", "512KiB",
 /// "1.5GB", "24 MiB" (SI powers of 1000, IEC of 1024); Error naming the text otherwise.
 std::int64_t parse_bytes(std::string_view text);
