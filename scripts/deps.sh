@@ -7,7 +7,8 @@ packages=(cmake ninja-build g++ tao-pegtl-dev libeigen3-dev catch2 libcli11-dev
 packages+=("$@")
 # The Python module (EINEXPR_PYTHON=AUTO in scripts/test.sh) and its tests, which compare
 # einexpr with numpy and torch: installed where possible; without them the module is skipped.
-optional=(python3-dev pybind11-dev python3-numpy python3-pytest python3-torch)
+# python3-scipy: HiGHS's integer programs for bench/recompute_ilp.py (no test needs it).
+optional=(python3-dev pybind11-dev python3-numpy python3-pytest python3-torch python3-scipy)
 
 missing_of() {
   local p
