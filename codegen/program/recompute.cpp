@@ -115,6 +115,7 @@ class Search {
   }
 
   Tried greedy();
+  Tried add_back(Tried now);
   Tried exhaustive();
   /// The optimum of the search space from `incumbent` (a choice that fits), unless more than
   /// `budget` timelines would be needed: then the best found, and complete is false.
@@ -166,7 +167,12 @@ Tried Search::greedy() {
     if (best < 0) return now;  // nothing left to drop: does not fit
     now = std::move(best_run);
   }
-  // add back what still fits, the most FLOPs saved first
+  return add_back(std::move(now));
+}
+
+// Adds back, one at a time, the candidate whose return saves the most FLOPs and still fits.
+Tried Search::add_back(Tried now) {
+  const std::size_t n = candidates();
   for (bool changed = true; changed;) {
     changed = false;
     int best = -1;
@@ -291,6 +297,10 @@ RecomputeChoice choose_recompute(const ProgramPlan& plan, const RecomputeOptions
     c.exhaustive = c.optimal = true;
   } else {
     chosen = search.greedy();
+    {  // and from the other end: keep nothing, add back (see recompute.hpp)
+      Tried reverse = search.add_back(search.run(std::vector<bool>(search.candidates(), false)));
+      if (search.fits(reverse) && (!search.fits(chosen) || reverse.flops < chosen.flops)) chosen = std::move(reverse);
+    }
     if (options.search_budget > 0) {  // then the proof, or a better choice (or one that fits)
       if (!search.fits(chosen)) chosen.flops = Count::from_u128(~Count::u128{0});  // beaten by any that fits
       bool complete = false;

@@ -16,7 +16,11 @@
 //   greedy      from "keep everything", drop one candidate at a time, the one with the fewest
 //               FLOPs made again per byte of peak saved (when no single drop lowers the peak:
 //               per byte·event of live memory saved), until the step fits; then add back,
-//               most FLOPs saved first, every candidate whose return still fits
+//               most FLOPs saved first, every candidate whose return still fits. Also from
+//               "keep nothing", adding back the same way; the better of the two that fits.
+//               (The second alone found choices that make 3.8-9× fewer FLOPs again on four
+//               stacked GPT-2 blocks at 0.5-0.7 of the peak, where the first stopped in a
+//               local optimum: bench/RESULTS.md, "How close --recompute auto comes".)
 //   branch and bound  from the greedy choice, depth first over keep / drop per candidate:
 //               FLOPs made again never grow when more is kept, so a state that keeps every
 //               undecided candidate bounds its subtree (pruned when no better than the best
