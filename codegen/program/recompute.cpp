@@ -115,7 +115,7 @@ class Search {
   }
 
   Tried greedy();
-  Tried add_back(Tried now);
+  Tried add_back(Tried now, bool by_ratio = false);
   Tried exhaustive();
   /// The optimum of the search space from `incumbent` (a choice that fits), unless more than
   /// `budget` timelines would be needed: then the best found, and complete is false.
@@ -170,9 +170,28 @@ Tried Search::greedy() {
   return add_back(std::move(now));
 }
 
-// Adds back, one at a time, the candidate whose return saves the most FLOPs and still fits.
-Tried Search::add_back(Tried now) {
+// Adds back, one at a time, the candidate whose return lowers the peak most until the step fits
+// (from "keep nothing", which need not fit: a recomputation holds its own inputs), then the one
+// that saves the most FLOPs (by_ratio: per byte of peak it adds) while the step still fits.
+Tried Search::add_back(Tried now, bool by_ratio) {
   const std::size_t n = candidates();
+  while (!fits(now)) {  // first until the step fits: the return that lowers the peak most
+    int best = -1;
+    Tried best_run;
+    for (std::size_t c = 0; c < n; ++c) {
+      if (now.keep[c]) continue;
+      std::vector<bool> keep = now.keep;
+      keep[c] = true;
+      Tried r = run(std::move(keep));
+      if (!(r.peak < now.peak)) continue;
+      if (best < 0 || r.peak < best_run.peak || (r.peak == best_run.peak && r.flops < best_run.flops)) {
+        best = static_cast<int>(c);
+        best_run = std::move(r);
+      }
+    }
+    if (best < 0) break;
+    now = std::move(best_run);
+  }
   for (bool changed = true; changed;) {
     changed = false;
     int best = -1;
@@ -183,7 +202,13 @@ Tried Search::add_back(Tried now) {
       keep[c] = true;
       Tried r = run(std::move(keep));
       if (!fits(r) || !(r.flops < now.flops)) continue;
-      if (best < 0 || r.flops < best_run.flops || (r.flops == best_run.flops && r.peak < best_run.peak)) {
+      // FLOPs saved per byte the peak grows (a return that does not grow it: per byte, 1)
+      auto per_byte = [&](const Tried& t) {
+        return (as_double(now.flops) - as_double(t.flops)) / static_cast<double>(std::max<std::int64_t>(1, t.peak - now.peak));
+      };
+      const bool better = best < 0 || (by_ratio ? per_byte(r) > per_byte(best_run)
+                                                : r.flops < best_run.flops || (r.flops == best_run.flops && r.peak < best_run.peak));
+      if (better) {
         best = static_cast<int>(c);
         best_run = std::move(r);
       }
@@ -297,8 +322,8 @@ RecomputeChoice choose_recompute(const ProgramPlan& plan, const RecomputeOptions
     c.exhaustive = c.optimal = true;
   } else {
     chosen = search.greedy();
-    {  // and from the other end: keep nothing, add back (see recompute.hpp)
-      Tried reverse = search.add_back(search.run(std::vector<bool>(search.candidates(), false)));
+    for (const bool by_ratio : {false, true}) {  // and from the other end: keep nothing, add back
+      Tried reverse = search.add_back(search.run(std::vector<bool>(search.candidates(), false)), by_ratio);
       if (search.fits(reverse) && (!search.fits(chosen) || reverse.flops < chosen.flops)) chosen = std::move(reverse);
     }
     if (options.search_budget > 0) {  // then the proof, or a better choice (or one that fits)

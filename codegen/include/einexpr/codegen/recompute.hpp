@@ -17,10 +17,13 @@
 //               FLOPs made again per byte of peak saved (when no single drop lowers the peak:
 //               per byte·event of live memory saved), until the step fits; then add back,
 //               most FLOPs saved first, every candidate whose return still fits. Also from
-//               "keep nothing", adding back the same way; the better of the two that fits.
-//               (The second alone found choices that make 3.8-9× fewer FLOPs again on four
-//               stacked GPT-2 blocks at 0.5-0.7 of the peak, where the first stopped in a
-//               local optimum: bench/RESULTS.md, "How close --recompute auto comes".)
+//               "keep nothing" (which need not fit: a recomputation holds its inputs): add
+//               back the return that lowers the peak most until the step fits, then as above,
+//               by FLOPs saved and, a third start, by FLOPs saved per byte of peak added; the
+//               best of the three that fits. (The other ends found choices that make 4-9×
+//               fewer FLOPs again on four stacked GPT-2 blocks at 0.5-0.7 of the peak, where the
+//               first stopped in a local optimum: bench/RESULTS.md, "How close --recompute
+//               auto comes to the optimum".)
 //   branch and bound  from the greedy choice, depth first over keep / drop per candidate:
 //               FLOPs made again never grow when more is kept, so a state that keeps every
 //               undecided candidate bounds its subtree (pruned when no better than the best
