@@ -437,26 +437,9 @@ RecomputeBound recompute_bound(const ProgramPlan& plan, std::int64_t memory_limi
 
 namespace {
 
-/// Per statement: whether the choice makes it again (the least fixpoint of the bound's rows).
-std::vector<bool> made_again(const RecomputeBound& bound, const std::vector<bool>& keep) {
-  std::vector<bool> made(bound.statements.size(), false);
-  for (const auto& [s, c] : bound.needed)
-    if (!keep.at(static_cast<std::size_t>(c))) made[static_cast<std::size_t>(s)] = true;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const RecomputeBound::Chain& ch : bound.chains)
-      if (made[static_cast<std::size_t>(ch.statement)] && !keep.at(static_cast<std::size_t>(ch.candidate)) &&
-          !made[static_cast<std::size_t>(ch.maker)]) {
-        made[static_cast<std::size_t>(ch.maker)] = changed = true;
-      }
-  }
-  return made;
-}
-
-}  // namespace
-
 /// Per statement: whether the choice has made it again by the gradient at `point` (each
-/// dropped candidate a gradient up to there reads, and what their recomputations read).
+/// dropped candidate a gradient up to there reads, and what their recomputations read; at
+/// the last point, every statement it makes again: the least fixpoint of the bound's rows).
 std::vector<bool> made_by(const RecomputeBound& bound, const std::vector<bool>& keep, int point) {
   std::vector<bool> made(bound.statements.size(), false);
   for (std::size_t c = 0; c < bound.candidates.size(); ++c)
@@ -472,6 +455,12 @@ std::vector<bool> made_by(const RecomputeBound& bound, const std::vector<bool>& 
   }
   return made;
 }
+
+std::vector<bool> made_again(const RecomputeBound& bound, const std::vector<bool>& keep) {
+  return made_by(bound, keep, std::numeric_limits<int>::max());
+}
+
+}  // namespace
 
 Count bound_flops(const RecomputeBound& bound, const std::vector<bool>& keep) {
   const std::vector<bool> made = made_again(bound, keep);
