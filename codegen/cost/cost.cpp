@@ -157,13 +157,13 @@ struct StepCoster {
     c.flops_formula = numel_formula(src) - numel_formula(dst);
     if (s.op == Reduction::mean) {
       c.flops += n_out;
-      c.flops_formula = c.flops_formula + numel_formula(dst);
+      c.flops_formula += numel_formula(dst);
     }
     if (s.op == Reduction::var || s.op == Reduction::std || s.op == Reduction::logsumexp) {
       const bool root = s.op == Reduction::std;
       c.flops = convention::statistic_flops(n_in, n_out, root);
       c.flops_formula = numel_formula(src) * Count(4);
-      if (root) c.flops_formula = c.flops_formula + numel_formula(dst);
+      if (root) c.flops_formula += numel_formula(dst);
     }
     c.flops_exact = c.flops;
     move(c, {s.src}, s.dst);
@@ -185,7 +185,7 @@ struct StepCoster {
     const Count per_element = convention::normalization_flops(kind, s.backward, Count(1), Count(0));
     const Count per_row = convention::normalization_flops(kind, s.backward, Count(0), Count(1));
     c.flops_formula = numel_formula(dst) * per_element;
-    if (per_row != Count(0)) c.flops_formula = c.flops_formula + Formula::product(per_row, row_factors);
+    if (per_row != Count(0)) c.flops_formula += Formula::product(per_row, row_factors);
     move(c, s.srcs, s.dst);
     return c;
   }
@@ -194,7 +194,7 @@ struct StepCoster {
     move(c, {s.src}, s.dst);  // reads src, writes every element of dst (the zeros)...
     const Value& src = value_of(plan, s.src);
     c.bytes_written += numel(src) * es(s.dst);  // ...and src's elements again, onto the diagonal
-    c.bytes_formula = c.bytes_formula + numel_formula(src) * es(s.dst);
+    c.bytes_formula += numel_formula(src) * es(s.dst);
     return c;
   }
   StepCost operator()(const FillStep& s, StepCost c) const {
@@ -379,7 +379,7 @@ bool only_gathered(const Plan& plan, int input, const StepCoster& coster, Count&
       if (g == nullptr || v != g->src) return false;
       const Value& dst = value_of(plan, g->dst);
       elements += numel(dst);
-      formula = formula + coster.numel_formula(dst);
+      formula += coster.numel_formula(dst);
       any = true;
     }
   }
@@ -403,7 +403,7 @@ Cost cost(const Plan& plan) {
       c.flops += s.flops;
       c.flops_exact += s.flops_exact;
       c.macs += s.macs;
-      c.flops_formula = c.flops_formula + s.flops_formula;
+      c.flops_formula += s.flops_formula;
       c.bytes_planned += s.bytes_read + s.bytes_written;
       c.steps.push_back(std::move(s));
     } catch (const ShapeError& e) {
@@ -417,15 +417,15 @@ Cost cost(const Plan& plan) {
     Formula gathered_formula;
     if (only_gathered(plan, i, coster, gathered, gathered_formula) && gathered < distinct(value_of(plan, i))) {
       c.bytes_read += gathered * coster.es(i);
-      ideal = ideal + gathered_formula * coster.es(i);
+      ideal += gathered_formula * coster.es(i);
       continue;
     }
     c.bytes_read += distinct(value_of(plan, i)) * coster.es(i);
-    ideal = ideal + coster.distinct_formula(value_of(plan, i)) * coster.es(i);
+    ideal += coster.distinct_formula(value_of(plan, i)) * coster.es(i);
   }
   if (!plan.output_is_view()) {
     c.bytes_written = numel(plan.output_value()) * coster.es(plan.output);
-    ideal = ideal + coster.numel_formula(plan.output_value()) * coster.es(plan.output);
+    ideal += coster.numel_formula(plan.output_value()) * coster.es(plan.output);
   }
   c.bytes_formula = ideal;
   c.peak_extra_bytes = peak_extra_bytes(plan);

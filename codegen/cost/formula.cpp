@@ -53,6 +53,43 @@ Formula normalized(const std::vector<Formula::Term>& terms) {
   return out;
 }
 
+// Whether terms are as normalized() leaves them: strictly in term_before's order (so like
+// terms are combined) and none zero. Formulas built through this file's operations are; one
+// whose terms were written by hand need not be.
+bool is_normal(const std::vector<Formula::Term>& terms) {
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (terms[i].coefficient == Count(0)) return false;
+    if (i > 0 && !term_before(terms[i - 1], terms[i])) return false;
+  }
+  return true;
+}
+
+// a + b (a - b when `negate`), both normal: one merge of the two ordered lists, like terms
+// combined where they meet, instead of normalized()'s map and sort. The accumulations in
+// cost() add one step's formula at a time (backward_cost() costs every gradient so), so
+// this is their inner loop: a 64-operand einsum's 63 steps, then each gradient's.
+void merge_into(std::vector<Formula::Term>& a, const std::vector<Formula::Term>& b, bool negate) {
+  std::vector<Formula::Term> out;
+  out.reserve(a.size() + b.size());
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && term_before(a[i], b[j]))) {
+      out.push_back(std::move(a[i++]));
+      continue;
+    }
+    const Formula::Term& t = b[j++];
+    const bool t_negative = negate ? !t.negative : t.negative;
+    if (i == a.size() || term_before(t, a[i])) {
+      out.push_back({t.coefficient, t.factors, t_negative});
+      continue;
+    }
+    const Signed sum = add(Signed{a[i].coefficient, a[i].negative}, Signed{t.coefficient, t_negative});
+    if (sum.magnitude != Count(0)) out.push_back({sum.magnitude, std::move(a[i].factors), sum.negative});
+    ++i;
+  }
+  a = std::move(out);
+}
+
 Count gcd(Count a, Count b) {
   Count::u128 x = a.raw(), y = b.raw();
   while (y != 0) {
@@ -83,22 +120,44 @@ Formula Formula::product(Count coefficient, std::vector<std::string> factors) {
       names.push_back(std::move(f));
   }
   std::sort(names.begin(), names.end());
-  return normalized({Term{coefficient, std::move(names), false}});
+  Formula out;  // one term: normal unless zero
+  if (coefficient != Count(0)) out.terms.push_back({coefficient, std::move(names), false});
+  return out;
+}
+
+Formula& Formula::operator+=(const Formula& other) {
+  if (is_normal(terms) && is_normal(other.terms)) {
+    merge_into(terms, other.terms, false);
+  } else {
+    std::vector<Term> all = std::move(terms);
+    all.insert(all.end(), other.terms.begin(), other.terms.end());
+    *this = normalized(all);
+  }
+  return *this;
+}
+
+Formula& Formula::operator-=(const Formula& other) {
+  if (is_normal(terms) && is_normal(other.terms)) {
+    merge_into(terms, other.terms, true);
+  } else {
+    std::vector<Term> all = std::move(terms);
+    for (Term t : other.terms) {
+      t.negative = !t.negative;
+      all.push_back(std::move(t));
+    }
+    *this = normalized(all);
+  }
+  return *this;
 }
 
 Formula Formula::operator+(const Formula& other) const {
-  std::vector<Term> all = terms;
-  all.insert(all.end(), other.terms.begin(), other.terms.end());
-  return normalized(all);
+  Formula sum = *this;
+  return sum += other;
 }
 
 Formula Formula::operator-(const Formula& other) const {
-  std::vector<Term> all = terms;
-  for (Term t : other.terms) {
-    t.negative = !t.negative;
-    all.push_back(std::move(t));
-  }
-  return normalized(all);
+  Formula difference = *this;
+  return difference -= other;
 }
 
 Formula Formula::operator*(Count c) const {

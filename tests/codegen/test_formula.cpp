@@ -1,6 +1,9 @@
 // Formula: polynomials in axis names, their text and their values.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 #include "einexpr/codegen/cost.hpp"
 #include "einexpr/runtime/error.hpp"
 
@@ -56,4 +59,60 @@ TEST_CASE("formula errors name the axis or the problem", "[formula]") {
   CHECK_THROWS_WITH(p(2, {"a", "z"}).evaluate(lengths), Catch::Contains("no length given for axis 'z'"));
   CHECK_THROWS_AS(p(1, {"neg"}).evaluate(lengths), ShapeError);
   CHECK_THROWS_WITH((p(1, {"a"}) - p(3, {})).evaluate(lengths), Catch::Contains("is negative"));
+}
+
+TEST_CASE("sums and differences merge like terms exactly as one normalization of all the terms does", "[formula]") {
+  // a+b and a-b merge two ordered term lists (cost()'s accumulation); a formula whose terms were
+  // written by hand, out of order or with like terms apart, takes the normalizing path. Both
+  // must give one formula: each side's terms summed at once, then the other's.
+  std::mt19937 rng(2026);
+  const std::vector<std::string> names = {"a", "b", "c", "s1", "s2"};
+  auto random_terms = [&](std::size_t n) {
+    std::vector<Formula::Term> ts;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<std::string> f;
+      for (std::size_t k = rng() % 4; k-- > 0;) f.push_back(names[rng() % names.size()]);
+      std::sort(f.begin(), f.end());
+      ts.push_back({Count(1 + rng() % 5), f, rng() % 3 == 0});
+    }
+    return ts;
+  };
+  const std::map<std::string, std::int64_t, std::less<>> lengths = {{"a", 7}, {"b", 11}, {"c", 13}, {"s1", 17}, {"s2", 19}};
+  auto signed_value = [&](const std::vector<Formula::Term>& ts) {  // in i64: small enough here
+    std::int64_t v = 0;
+    for (const Formula::Term& t : ts) {
+      std::int64_t x = static_cast<std::int64_t>(t.coefficient.u64());
+      for (const std::string& f : t.factors) x *= lengths.at(f);
+      v += t.negative ? -x : x;
+    }
+    return v;
+  };
+  for (int round = 0; round < 500; ++round) {
+    const std::vector<Formula::Term> ta = random_terms(rng() % 8), tb = random_terms(rng() % 8);
+    Formula raw_a, raw_b;  // as written: unordered, like terms apart
+    raw_a.terms = ta;
+    raw_b.terms = tb;
+    const Formula a = raw_a + Formula{}, b = raw_b + Formula{};  // normalized through the fallback
+    CAPTURE(round, a.str(), b.str());
+    for (const bool minus : {false, true}) {
+      std::vector<Formula::Term> all = ta;
+      for (Formula::Term t : tb) {
+        if (minus) t.negative = !t.negative;
+        all.push_back(t);
+      }
+      Formula whole;
+      whole.terms = all;
+      const Formula once = whole + Formula{};       // every term normalized together
+      const Formula merged = minus ? a - b : a + b;  // two normal lists merged
+      const Formula unmerged = minus ? raw_a - raw_b : raw_a + raw_b;
+      CHECK(merged == once);
+      CHECK(unmerged == once);
+      Formula acc = a;
+      if (minus) acc -= b;
+      else acc += b;
+      CHECK(acc == once);
+      const std::int64_t want = signed_value(all);
+      if (want >= 0) CHECK(merged.evaluate(lengths) == Count(static_cast<std::uint64_t>(want)));
+    }
+  }
 }

@@ -43,6 +43,8 @@ struct Formula {
   static Formula product(Count coefficient, std::vector<std::string> factors);
   Formula operator+(const Formula& other) const;
   Formula operator-(const Formula& other) const;
+  Formula& operator+=(const Formula& other);
+  Formula& operator-=(const Formula& other);
   Formula operator*(Count c) const;
   /// Substitutes lengths (factors that are numbers stand for themselves). Throws Error
   /// naming a factor without a length, ShapeError if the value is negative or overflows.
