@@ -56,22 +56,34 @@ Tensor source(const Shape& shape, In mode, DType dtype, std::uint64_t seed) {
   return {};
 }
 
-/// For each src element (logical order), its output's flat index.
+/// For each src element (logical order), its output's flat index: an odometer over the src
+/// dims, each kept dim stepping the output by its row-major stride (no vectors per element:
+/// they were most of the large-reduction test's time in the Debug sanitizer build).
 std::vector<std::int64_t> output_index(const Shape& shape, const std::vector<int>& axes, Shape& out_shape) {
   std::vector<bool> reduced(shape.size(), false);
   for (int a : axes) reduced[static_cast<std::size_t>(a)] = true;
   out_shape.clear();
   for (std::size_t d = 0; d < shape.size(); ++d)
     if (!reduced[d]) out_shape.push_back(shape[d]);
+  std::vector<std::int64_t> step(shape.size(), 0);  // the output's stride along each src dim
+  std::int64_t stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;)
+    if (!reduced[d]) step[d] = stride, stride *= shape[d];
   std::int64_t n = 1;
   for (std::int64_t s : shape) n *= s;
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  std::int64_t o = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    const auto idx = unravel(i, shape);
-    std::vector<std::int64_t> kept;
-    for (std::size_t d = 0; d < shape.size(); ++d)
-      if (!reduced[d]) kept.push_back(idx[d]);
-    out[static_cast<std::size_t>(i)] = ravel(kept, out_shape);
+    out[static_cast<std::size_t>(i)] = o;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) {
+        o += step[d];
+        break;
+      }
+      o -= (shape[d] - 1) * step[d];
+      idx[d] = 0;
+    }
   }
   return out;
 }
