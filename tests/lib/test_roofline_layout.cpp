@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -33,10 +34,17 @@ struct Parsed {
   int bounds_of_measured = 0;
 };
 
+/// The value of attribute `name` (name="value", at the start or after white space), or "". A
+/// plain search: a regex compiled per lookup was a quarter of these tests' time under ASan.
 std::string attribute(const std::string& attrs, const std::string& name) {
-  const std::regex re("(^|\\s)" + name + "=\"([^\"]*)\"");
-  std::smatch m;
-  return std::regex_search(attrs, m, re) ? m[2].str() : std::string();
+  const std::string key = name + "=\"";
+  for (std::size_t at = attrs.find(key); at != std::string::npos; at = attrs.find(key, at + 1)) {
+    if (at > 0 && !std::isspace(static_cast<unsigned char>(attrs[at - 1]))) continue;
+    const std::size_t begin = at + key.size(), end = attrs.find('"', begin);
+    if (end == std::string::npos) return {};
+    return attrs.substr(begin, end - begin);
+  }
+  return {};
 }
 double number(const std::string& attrs, const std::string& name) {
   const std::string v = attribute(attrs, name);
