@@ -126,6 +126,10 @@ Formula Formula::product(Count coefficient, std::vector<std::string> factors) {
 }
 
 Formula& Formula::operator+=(const Formula& other) {
+  if (&other == this) {  // f += f: the fallback below moves terms away first
+    const Formula copy = other;
+    return *this += copy;
+  }
   if (is_normal(terms) && is_normal(other.terms)) {
     merge_into(terms, other.terms, false);
   } else {
@@ -137,6 +141,10 @@ Formula& Formula::operator+=(const Formula& other) {
 }
 
 Formula& Formula::operator-=(const Formula& other) {
+  if (&other == this) {  // f -= f: the fallback below moves terms away first
+    const Formula copy = other;
+    return *this -= copy;
+  }
   if (is_normal(terms) && is_normal(other.terms)) {
     merge_into(terms, other.terms, true);
   } else {

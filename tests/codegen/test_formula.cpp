@@ -111,6 +111,10 @@ TEST_CASE("sums and differences merge like terms exactly as one normalization of
       if (minus) acc -= b;
       else acc += b;
       CHECK(acc == once);
+      Formula self = minus ? raw_a : a;  // a formula added to itself, normal or as written
+      if (minus) self -= self;
+      else self += self;
+      CHECK(self == (minus ? Formula{} : a * Count(2)));
       const std::int64_t want = signed_value(all);
       if (want >= 0) CHECK(merged.evaluate(lengths) == Count(static_cast<std::uint64_t>(want)));
     }
