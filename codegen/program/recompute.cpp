@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "cost/units.hpp"
@@ -116,6 +117,20 @@ class Search {
 
   Tried greedy();
   Tried add_back(Tried now, bool by_ratio = false);
+  /// Of `now` with one more candidate kept, each in turn: the first that `better` prefers to
+  /// every other `admit` accepts; none accepted: nullopt.
+  template <class Admit, class Better>
+  std::optional<Tried> best_return(const Tried& now, Admit admit, Better better) {
+    std::optional<Tried> best;
+    for (std::size_t c = 0; c < candidates(); ++c) {
+      if (now.keep[c]) continue;
+      std::vector<bool> keep = now.keep;
+      keep[c] = true;
+      Tried r = run(std::move(keep));
+      if (admit(r) && (!best || better(r, *best))) best = std::move(r);
+    }
+    return best;
+  }
   Tried exhaustive();
   /// The optimum of the search space from `incumbent` (a choice that fits), unless more than
   /// `budget` timelines would be needed: then the best found, and complete is false.
@@ -174,50 +189,24 @@ Tried Search::greedy() {
 // (from "keep nothing", which need not fit: a recomputation holds its own inputs), then the one
 // that saves the most FLOPs (by_ratio: per byte of peak it adds) while the step still fits.
 Tried Search::add_back(Tried now, bool by_ratio) {
-  const std::size_t n = candidates();
-  while (!fits(now)) {  // first until the step fits: the return that lowers the peak most
-    int best = -1;
-    Tried best_run;
-    for (std::size_t c = 0; c < n; ++c) {
-      if (now.keep[c]) continue;
-      std::vector<bool> keep = now.keep;
-      keep[c] = true;
-      Tried r = run(std::move(keep));
-      if (!(r.peak < now.peak)) continue;
-      if (best < 0 || r.peak < best_run.peak || (r.peak == best_run.peak && r.flops < best_run.flops)) {
-        best = static_cast<int>(c);
-        best_run = std::move(r);
-      }
-    }
-    if (best < 0) break;
-    now = std::move(best_run);
+  // first until the step fits: the return that lowers the peak most (then the fewest FLOPs)
+  while (!fits(now)) {
+    std::optional<Tried> r = best_return(
+        now, [&](const Tried& t) { return t.peak < now.peak; },
+        [](const Tried& a, const Tried& b) { return a.peak < b.peak || (a.peak == b.peak && a.flops < b.flops); });
+    if (!r) break;
+    now = std::move(*r);
   }
-  for (bool changed = true; changed;) {
-    changed = false;
-    int best = -1;
-    Tried best_run;
-    for (std::size_t c = 0; c < n; ++c) {
-      if (now.keep[c]) continue;
-      std::vector<bool> keep = now.keep;
-      keep[c] = true;
-      Tried r = run(std::move(keep));
-      if (!fits(r) || !(r.flops < now.flops)) continue;
-      // FLOPs saved per byte the peak grows (a return that does not grow it: per byte, 1)
-      auto per_byte = [&](const Tried& t) {
-        return (as_double(now.flops) - as_double(t.flops)) / static_cast<double>(std::max<std::int64_t>(1, t.peak - now.peak));
-      };
-      const bool better = best < 0 || (by_ratio ? per_byte(r) > per_byte(best_run)
-                                                : r.flops < best_run.flops || (r.flops == best_run.flops && r.peak < best_run.peak));
-      if (better) {
-        best = static_cast<int>(c);
-        best_run = std::move(r);
-      }
-    }
-    if (best >= 0) {
-      now = std::move(best_run);
-      changed = true;
-    }
-  }
+  // FLOPs saved per byte the peak grows (a return that does not grow it: per byte, 1)
+  auto per_byte = [&](const Tried& t) {
+    return (as_double(now.flops) - as_double(t.flops)) / static_cast<double>(std::max<std::int64_t>(1, t.peak - now.peak));
+  };
+  while (std::optional<Tried> r = best_return(
+             now, [&](const Tried& t) { return fits(t) && t.flops < now.flops; },
+             [&](const Tried& a, const Tried& b) {
+               return by_ratio ? per_byte(a) > per_byte(b) : a.flops < b.flops || (a.flops == b.flops && a.peak < b.peak);
+             }))
+    now = std::move(*r);
   return now;
 }
 
