@@ -461,9 +461,10 @@ void Trainer::Impl::update() {
         round_out(b, e);
       };
       std::int64_t held = 0;
-      for (const auto& [r0, r1] : ranges[i]) {
+      for (const auto& range : ranges[i]) {
+        const std::int64_t r0 = range.first;  // captured below: not a structured binding (clang 14)
         shift = r0 - held;
-        const std::int64_t len = r1 - r0;
+        const std::int64_t len = range.second - r0;
         parallel_for(len, pieces_for(len, 1 << 14),
                      [&](std::int64_t piece, std::int64_t b, std::int64_t e) { one_range(piece, r0 + b, r0 + e); });
         held += len;
@@ -491,7 +492,8 @@ Trainer compile_training(const ast::Program& program, const ProgramOptions& opti
   m->opt = optimizer;
   m->hooks = std::move(hooks);
   ProgramOptions o = options;
-  for (const auto& [name, t] : params) {
+  for (const auto& [name_binding, t] : params) {
+    const std::string& name = name_binding;  // captured below: clang 14 cannot capture a binding
     const bool listed = std::any_of(o.given.begin(), o.given.end(), [&](const GivenTensor& g) { return g.name == name; });
     if (t.defined() && !listed) o.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
   }

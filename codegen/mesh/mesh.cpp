@@ -318,7 +318,10 @@ void Sharder::gather(int id, const MeshDim& d, const std::string& phase, const s
 }
 
 void Sharder::check_layout() const {
-  for (const auto& [axis, dim] : mesh_.shard) {
+  for (const auto& entry : mesh_.shard) {
+    // a named reference, not the structured binding: clang 14 cannot capture a binding in a
+    // lambda (P1091, clang 16)
+    const std::string& axis = entry.first;
     const auto it = std::find_if(plan_.axes.begin(), plan_.axes.end(), [&](const auto& a) { return a.first == axis; });
     if (it == plan_.axes.end()) throw Error("shard: the program has no axis " + axis + " (its axes: " + plan_.axes_text() + ")");
     const MeshDim* d = over(axis);
@@ -327,7 +330,8 @@ void Sharder::check_layout() const {
                   "=" + std::to_string(d->size) + " (" + std::to_string(it->second) + " % " + std::to_string(d->size) +
                   " = " + std::to_string(it->second % d->size) + ")");
   }
-  for (const auto& [name, list] : at_) {
+  for (const auto& [name_binding, list] : at_) {
+    const std::string& name = name_binding;  // captured below (see above)
     const bool known = std::any_of(plan_.statements.begin(), plan_.statements.end(), [&](const PlannedStatement& st) {
       const std::string b = body_name(st);
       return b == name || b == name + ".mask";

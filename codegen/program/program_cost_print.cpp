@@ -241,8 +241,9 @@ void print_memory(std::ostringstream& os, const ProgramCost& c) {
   }
   const bool blocks = !per_block.empty();
   std::vector<std::vector<std::string>> kept = {{"kept for the backward", "shape", "bytes", blocks ? "layers" : "", "read by"}};
-  for (const auto& [first, count] : folded) {
-    const KeptActivation& k = m.kept[first];
+  for (const auto& row : folded) {
+    const KeptActivation& k = m.kept[row.first];
+    const auto count = row.second;  // not a structured binding: the lambda below captures it (clang 14)
     auto shown = [&](const std::string& t) { return count == 1 ? t : text(k, t); };
     const std::string what = k.read_as.empty() || k.read_as == k.tensor ? shown(k.tensor)
                                                                         : shown(k.tensor) + " (as " + shown(k.read_as) + ")";
