@@ -443,12 +443,50 @@ TEST_CASE("program cost: --recompute-bound writes the bound of auto's search, it
     if (made[s]) flops += std::stoll(b["statements"][s]["flops"].dump());
   CHECK(flops == cost["recompute_flops"].get<std::int64_t>());
   CHECK(flops > 0);
-  for (const auto& p : b["points"]) {
+  // made again by the gradient at `point`: each dropped candidate read by then, and what its
+  // recomputation reads (the chains' least fixpoint), as the file's rows define it
+  const auto made_by = [&](std::int64_t point) {
+    std::vector<bool> by(ns, false);
+    for (std::size_t c = 0; c < nc; ++c) {
+      const std::int64_t first = b["first_reader"][c].get<std::int64_t>();
+      if (!keep[c] && first >= 0 && first <= point) by[b["candidates"][c]["statement"].get<std::size_t>()] = true;
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& ch : b["chains"])
+        if (by[ch[0].get<std::size_t>()] && !keep[ch[1].get<std::size_t>()] && !by[ch[2].get<std::size_t>()])
+          by[ch[2].get<std::size_t>()] = changed = true;
+    }
+    return by;
+  };
+  CHECK(made_by(std::numeric_limits<std::int64_t>::max()) == made);
+  // every point's bytes under the limit, with the terms of copies read again and made early
+  std::size_t read_again_rows = 0, early_rows = 0, counted_early = 0;
+  for (std::size_t e = 0; e < b["points"].size(); ++e) {
+    const nlohmann::json& p = b["points"][e];
+    const std::vector<bool> by = made_by(static_cast<std::int64_t>(e));
     std::int64_t bytes = p["base"].get<std::int64_t>();
     for (const auto& t : p["kept"])
       if (keep[t[0].get<std::size_t>()]) bytes += t[1].get<std::int64_t>();
+    for (const auto& t : p["read_again"]) {
+      ++read_again_rows;
+      const std::size_t st = t[1].get<std::size_t>();
+      if (keep[t[0].get<std::size_t>()] && made[st] && !by[st]) bytes += t[2].get<std::int64_t>();
+    }
+    for (const auto& t : p["early"]) {
+      ++early_rows;
+      const std::size_t c = t[0].get<std::size_t>();
+      CHECK(static_cast<std::int64_t>(e) < b["first_reader"][c].get<std::int64_t>());  // before its first reader
+      if (!keep[c] && by[b["candidates"][c]["statement"].get<std::size_t>()]) {
+        bytes += t[1].get<std::int64_t>();
+        ++counted_early;
+      }
+    }
     CHECK(bytes + b["fixed_bytes"].get<std::int64_t>() <= 72 * 1024);
   }
+  CHECK(read_again_rows > 0);
+  CHECK(early_rows > 0);
+  INFO("early terms auto's choice pays: " << counted_early);
   // refused without auto's search, nothing written
   for (const std::vector<std::string>& more :
        {std::vector<std::string>{"--recompute", "none"}, std::vector<std::string>{"--recompute", "checkpoints"}}) {
