@@ -111,10 +111,11 @@ def main():
         if not args.no_peers:
             rec["peers"] = peers(pattern, sizes, args.repeats, torch)
         records.append(rec)
-        print(f"case {index} ({suite}{i}) done", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(records, f, indent=1)
+        # each case's row and the JSON as soon as it is measured: a run cut short keeps them
+        print(f"case {index} ({suite}{i}) done: {table_row(rec, args.no_peers)}", flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(records, f, indent=1)
     print(f"\n{THREADS} threads, {args.rounds} rounds; load average {load0:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end\n")
     head = "| # | TCCG | einsum (row-major) | m×n×k | GEMM GFLOP/s | out of GEMM (min) | fresh of GEMM (min) |"
@@ -123,20 +124,24 @@ def main():
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for rec in records:
-        t = rec["times"]
-        assert rec["checked"], rec["index"]
-        o, omin = gemm_ratio(t, "out")
-        fr, fmin = gemm_ratio(t, "fresh")
-        g = min(min(t["gemm_openblas"]), min(t["gemm_split_rows"]))
-        m, n, k = rec["mnk"]
-        row = (f"| {rec['index']} | {rec['suite']} `{rec['tccg']}` | `{rec['pattern']}` | {m}×{n}×{k} | "
-               f"{rec['flops'] / g / 1e9:.0f} | {o:.2f} ({omin:.2f}) | {fr:.2f} ({fmin:.2f}) |")
-        if not args.no_peers:
-            e = statistics.median(t["fresh"])
-            p = rec["peers"]
-            row += (f" {e * 1e3:.1f} | {p['numpy'][0] * 1e3:.1f} | {p['torch'][0] * 1e3:.1f} | "
-                    f"{p['numpy'][0] / e:.2f}× | {p['torch'][0] / e:.2f}× |")
-        print(row)
+        print(table_row(rec, args.no_peers))
+
+
+def table_row(rec, no_peers):
+    t = rec["times"]
+    assert rec["checked"], rec["index"]
+    o, omin = gemm_ratio(t, "out")
+    fr, fmin = gemm_ratio(t, "fresh")
+    g = min(min(t["gemm_openblas"]), min(t["gemm_split_rows"]))
+    m, n, k = rec["mnk"]
+    row = (f"| {rec['index']} | {rec['suite']} `{rec['tccg']}` | `{rec['pattern']}` | {m}×{n}×{k} | "
+           f"{rec['flops'] / g / 1e9:.0f} | {o:.2f} ({omin:.2f}) | {fr:.2f} ({fmin:.2f}) |")
+    if not no_peers:
+        e = statistics.median(t["fresh"])
+        p = rec["peers"]
+        row += (f" {e * 1e3:.1f} | {p['numpy'][0] * 1e3:.1f} | {p['torch'][0] * 1e3:.1f} | "
+                f"{p['numpy'][0] / e:.2f}× | {p['torch'][0] / e:.2f}× |")
+    return row
 
 
 if __name__ == "__main__":
