@@ -19,8 +19,9 @@
 #                repetitions of the same code run fewer of them here (test::sanitized)
 #   build-tsan/  Debug, ThreadSanitizer, built with clang (g++ where clang cannot be installed):
 #                only tests/concurrency (the plan caches under 16 threads), with one OpenMP
-#                thread (the OpenMP runtime is not TSan-instrumented). Its compile of every
-#                library is also the suite's check that they build with clang 14
+#                thread (the OpenMP runtime is not TSan-instrumented). It also builds the
+#                einexpr tool, so that the suite compiles the libraries and the CLI with clang
+#                14 (not the MPI code, the Python module, tests, bench or examples)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -85,7 +86,7 @@ if [ "$sanitizers" = all ] || [ "$sanitizers" = tsan ]; then
     [ "$cached" = "${tsan_cxx:-default}" ] || rm -rf build-tsan
   fi
   echo "== scripts/test.sh: build-tsan (ThreadSanitizer with ${tsan_cxx:-the default compiler}, tests/concurrency)"
-  sanitized_build build-tsan thread "$tsan_cxx" --target test_concurrency
+  sanitized_build build-tsan thread "$tsan_cxx" --target test_concurrency einexpr_cli
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --test-dir build-tsan --output-on-failure -L concurrency
 fi
