@@ -268,9 +268,25 @@ class Sharder {
   }
   /// A plan's named axes, with the dims of the tensor it makes (a plan of '...' axes names none).
   std::set<std::string> axes_of(const Plan& p, const ProgramTensor& made) const;
-  /// The axes a plan sums over (contractions, reductions, scatter-adds), and into `means` those
-  /// it averages over; Error for a step along a split axis this cut has no collective for.
-  std::set<std::string> summed(const Plan& p, const std::string& what, std::set<std::string>* means = nullptr) const;
+  /// Steps along split axes whose parts are not a sum's alone (vocabulary parallelism).
+  struct Along {
+    std::set<std::string> looked_up;  // get_at along them: partial (each device's rows), in the sums
+    std::set<std::string> classes;    // a forward cross_entropy's classes: its row all-reduces
+  };
+  /// The axes a plan sums over (contractions, reductions, scatter-adds, lookups along a split
+  /// axis), into `means` those it averages over, into `along` what vocabulary parallelism adds;
+  /// Error for a step along a split axis this cut has no collective for.
+  std::set<std::string> summed(const Plan& p, const std::string& what, std::set<std::string>* means = nullptr,
+                               Along* along = nullptr) const;
+  /// Dims of `split` that only split the axes a lookup reads along (`looked_up`): the work is not
+  /// divided along them (each device writes the whole result, zeros where it holds no rows).
+  std::set<const MeshDim*> runs_on(const std::map<std::string, const MeshDim*>& split,
+                                   const std::set<std::string>& looked_up) const {
+    std::set<const MeshDim*> runs;
+    for (const auto& [a, d] : split)
+      if (!looked_up.count(a)) runs.insert(d);
+    return runs;
+  }
   /// The collectives completing tensor `t` (statement `statement`'s result, forward; else the
   /// gradient of tensor `of`), partial over `partial`.
   void add(const ProgramTensor& t, const std::set<const MeshDim*>& partial, const std::string& phase,
@@ -295,6 +311,7 @@ class Sharder {
   std::map<std::string, const MeshDim*> split_;
   std::map<std::string, std::vector<const ShardOverride*>> at_;  // statement (body) name -> its layouts
   std::vector<std::map<std::string, const MeshDim*>> runs_split_;  // per statement: the axes it runs split
+  std::vector<std::set<std::string>> looked_up_;  // per statement: split axes it looks up along (get_at)
   std::set<std::tuple<std::string, int, const MeshDim*>> gathered_;  // (phase + label kind, tensor, dim) done
   mutable std::vector<std::map<std::string, const MeshDim*>> layouts_;  // per tensor, made on first use
   MeshCost out_;
@@ -424,7 +441,8 @@ std::set<std::string> Sharder::axes_of(const Plan& p, const ProgramTensor& made)
   return out;
 }
 
-std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, std::set<std::string>* means) const {
+std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, std::set<std::string>* means,
+                                      Along* along) const {
   std::set<std::string> out;
   auto names = [&](const DimAxes& dim, std::set<std::string>& into) {
     for (AxisId id : dim)
@@ -466,13 +484,29 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, st
       for (int a : n->axes) names(p.value(n->dst).dims.at(static_cast<std::size_t>(a)), along);
       for (const std::string& a : along) unsupported(a, std::string(name(n->kind)));
     } else if (const auto* x = std::get_if<CrossEntropyStep>(&step)) {
+      // vocabulary parallelism (Megatron's): forward, each row's max, target logit and sum of
+      // exps all-reduced; backward, each device's part of softmax − one-hot from them, no more
       std::set<std::string> classes;
       names(p.value(x->srcs[x->backward ? 1 : 0]).dims.at(static_cast<std::size_t>(x->axis)), classes);
-      for (const std::string& a : classes) unsupported(a, "cross_entropy");
+      for (const std::string& a : classes)
+        if (over(a) != nullptr && !x->backward) {
+          if (along == nullptr) unsupported(a, "cross_entropy");
+          along->classes.insert(a);
+        }
     } else if (const auto* g = std::get_if<GatherStep>(&step)) {
+      // a lookup along a split axis: each device's rows, zeros for the others' — partial sums
+      // the table: the values on the buffer src views (src itself is laid over the result's
+      // axes, the looked-up one read through the step's stride)
+      std::set<std::string> table;
+      for (std::size_t v = 0; v < p.values.size(); ++v)
+        if (p.values[v].buffer == p.value(g->src).buffer)
+          for (const std::string& a : value_axes(static_cast<int>(v))) table.insert(a);
       const std::set<std::string> got = value_axes(g->dst);
-      for (const std::string& a : value_axes(0))
-        if (!got.count(a)) unsupported(a, "get_at");
+      for (const std::string& a : table)
+        if (!got.count(a) && over(a) != nullptr) {
+          out.insert(a);
+          if (along != nullptr) along->looked_up.insert(a);
+        }
     }
   }
   return out;
@@ -532,6 +566,7 @@ MeshCost Sharder::run() {
   check_layout();
   const BackwardPlan& bwd = bwd_;
   runs_split_.assign(plan_.statements.size(), {});
+  looked_up_.assign(plan_.statements.size(), {});
   double forward_s = 0;  // per device
   const DeviceSpec* device = nullptr;  // the roofline's, for each gradient's bound
   if (cost_.timing.error.empty() && !cost_.timing.device.empty()) device = &find_device(cost_.timing.device);
@@ -541,7 +576,9 @@ MeshCost Sharder::run() {
     const PlannedStatement& st = plan_.statements[i];
     const ProgramTensor& y = plan_.tensor(st.output);
     std::set<std::string> means;
-    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'", &means);
+    Along along;
+    const std::set<std::string> sums = summed(st.plan, "'" + st.name + "'", &means, &along);
+    looked_up_[i] = along.looked_up;
     const std::set<const MeshDim*> partial = dims_of(sums);
     // the axes the statement runs split: the layout's, and its result's own layout where that
     // is not a dimension its sums are partial over (those are reduce-scattered into it)
@@ -556,9 +593,7 @@ MeshCost Sharder::run() {
                         " (its result's layout): lay one of them out whole");
         split[a] = d;
       }
-    std::set<const MeshDim*> runs;
-    for (const auto& [a, d] : split) runs.insert(d);
-    const std::int64_t div = product(runs);
+    const std::int64_t div = product(runs_on(split, along.looked_up));
     // an input laid out split where the statement reads it whole: gathered first (once)
     for (int in : st.inputs)
       for (const auto& [a, d] : layout(in))
@@ -571,8 +606,44 @@ MeshCost Sharder::run() {
     else if (!fc.is_view && out_.timing.error.empty()) out_.timing.error = fc.roofline_error;
     std::string why;
     for (const std::string& a : sums)
-      if (const MeshDim* d = over(a)) why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
+      if (const MeshDim* d = over(a); d != nullptr && !along.looked_up.count(a))
+        why += (why.empty() ? "sums over " : ", ") + a + " (split over " + d->name + ")";
+    for (const std::string& a : along.looked_up)
+      why += (why.empty() ? "" : "; ") + std::string("looks up along ") + a + " (split over " + over(a)->name +
+             ": the rows of other devices read as zeros)";
+    const std::size_t before = out_.collectives.size();
     add(y, partial, "forward", why, st.name, st, static_cast<int>(i), st.output);
+    if (!along.looked_up.empty()) {  // a lookup's all-reduce (where no sum shares its dimension)
+      std::set<std::string> sums_only;
+      for (const std::string& a : sums)
+        if (!along.looked_up.count(a)) sums_only.insert(a);
+      const std::set<const MeshDim*> summed_dims = dims_of(sums_only);
+      for (std::size_t k = before; k < out_.collectives.size(); ++k)
+        if (!summed_dims.count(split_dim(out_.collectives[k].mesh_dim))) out_.collectives[k].step = "get_at";
+    }
+    // Megatron's vocabulary-parallel loss: three f32 values a row, all-reduced over the classes' dimension
+    for (const std::string& a : along.classes) {
+      const MeshDim& d = *over(a);
+      const Count rows = per(Count::from_int64(checked_numel(y.shape)), divisor(y));
+      const std::string head = "cross_entropy along " + a + " (split over " + d.name + "): each row's ";
+      for (const auto& [reduce, what] : {std::pair<const char*, const char*>{"max", "max logit"},
+                                         {"sum", "target logit (from the device holding it)"},
+                                         {"sum", "sum of exps"}}) {
+        Collective c;
+        c.tensor = st.name;
+        c.phase = "forward";
+        c.kind = CollectiveKind::all_reduce;
+        c.mesh_dim = d.name;
+        c.ranks = d.size;
+        c.elements = rows;
+        c.why = head + what;
+        c.statement = static_cast<int>(i);
+        c.of = st.output;
+        c.reduce = reduce;
+        c.step = "cross_entropy";
+        push(std::move(c), DType::f32, st);
+      }
+    }
     if (!means.empty()) out_.means.emplace_back(static_cast<int>(i), product(dims_of(means)));
   }
   out_.timing.compute_s += forward_s;
@@ -593,10 +664,9 @@ MeshCost Sharder::run() {
     const std::map<std::string, const MeshDim*>& split = runs_split_[i];
     for (const program_detail::NeededGradient& g : bwd.gradients[i]) {
       const ProgramTensor& x = plan_.tensor(g.tensor);
-      // as the forward statement runs: split where it ran split
-      std::set<const MeshDim*> runs;
-      for (const auto& [a, d] : split) runs.insert(d);
-      const std::int64_t div = product(runs);
+      // as the forward statement runs: split where it ran split (a lookup's work not divided
+      // along the axis it looks up along: each device reads all of dY)
+      const std::int64_t div = product(runs_on(split, looked_up_[i]));
       // what the gradient reads laid out split where the statement runs whole: dY gathered (a
       // reduce-scatter's gradient), a kept forward tensor gathered again (Megatron's re-gather)
       for (const GradientSource& src : g.gradient.sources) {

@@ -304,6 +304,8 @@ void write_program_cost_json(std::ostream& os, const ProgramPlan& plan, const Pr
       j.begin_object().field("tensor", c.tensor).field("phase", c.phase).field("kind", name(c.kind));
       j.field("mesh_dim", c.mesh_dim).field("ranks", c.ranks).field("elements", c.elements).field("bytes", c.bytes);
       j.field("bus_bytes", c.bus_bytes).field("time_s", c.time_s).field("why", c.why);
+      if (c.kind == CollectiveKind::all_reduce) j.field("reduce", c.reduce);
+      if (!c.step.empty()) j.field("step", c.step);
       if (c.layer >= 0)
         j.key("block").begin_object().field("call", c.call).field("layer", static_cast<std::int64_t>(c.layer)).end_object();
       j.end_object();

@@ -220,6 +220,9 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
                   mc.mesh.dims[static_cast<std::size_t>(mc.split.at(b.axis))].name +
                   " would be a pipeline, which is not run on MPI yet");
   for (const Collective& c : p.predicted.collectives) {
+    if (!c.step.empty())
+      throw Error("shard: '" + c.tensor + "' " + c.why + ": vocabulary parallelism (" + c.step +
+                  " along a split axis) is costed by program cost --mesh, not run on MPI yet");
     if (c.kind == CollectiveKind::reduce_scatter && c.phase == "forward")
       throw Error("shard: '" + c.tensor + "' " + c.why + " and is split over " + c.mesh_dim +
                   " itself: a reduce-scatter in the forward, not run on MPI yet");

@@ -326,3 +326,57 @@ TEST_CASE("mesh: sequence parallelism (S over tp between the tensor-parallel reg
   CHECK(shard(g.plan, g.cost, *from_file).activations_bytes ==
         shard(g.plan, g.cost, parse_mesh("tp=2@nvlink", "H:tp F:tp " + sp)).activations_bytes);
 }
+
+TEST_CASE("mesh: Megatron's vocabulary parallelism (V over tp): the embedding's all-reduce, the loss's three row all-reduces, the head's input gradient") {
+  // Megatron-LM's VocabParallelEmbedding (each device's rows, zeros for the others', then an
+  // all-reduce of b·s·h) and vocab_parallel_cross_entropy (all-reduces of each row's max, its
+  // target's logit and its sum of exps, f32; nothing backward); the tied head's einsum needs
+  // nothing forward and its input's gradient sums over V (an all-reduce of b·s·h backward)
+  const Costed g = gpt2(sizes);
+  const std::uint64_t b = 2, s = 8, h = 16, V = 32;
+  auto statement = [&](const std::string& name) {
+    for (std::size_t i = 0; i < g.plan.statements.size(); ++i)
+      if (g.plan.statements[i].name == name) return i;
+    FAIL("no statement " << name);
+    return std::size_t{0};
+  };
+  auto key = [](const Collective& c) {
+    return c.phase + " " + name(c.kind) + " " + c.mesh_dim + " " + c.tensor + " " + c.elements.str() + " " + c.bus_bytes.str() +
+           " " + c.reduce + " " + c.step;
+  };
+  for (const std::int64_t t : {2, 4}) {
+    CAPTURE(t);
+    const std::string mesh = "tp=" + std::to_string(t) + "@nvlink";
+    const MeshCost base = shard(g.plan, g.cost, parse_mesh(mesh, "H:tp F:tp"));
+    const MeshCost m = shard(g.plan, g.cost, parse_mesh(mesh, "H:tp F:tp V:tp"));
+    std::multiset<std::string> added;
+    for (const Collective& c : m.collectives) added.insert(key(c));
+    for (const Collective& c : base.collectives) {
+      const auto it = added.find(key(c));
+      CHECK(it != added.end());  // every collective of Megatron's tp stays
+      if (it != added.end()) added.erase(it);
+    }
+    const auto u = static_cast<std::uint64_t>(t);
+    const Count rows_sent(2 * (u - 1) * b * s * 4 / u);  // an all-reduce of b·s f32 values
+    const std::multiset<std::string> expected = {
+        "forward all-reduce tp te " + std::to_string(b * s * h) + " " + std::to_string(2 * (u - 1) * b * s * h * 2 / u) + " sum get_at",
+        "forward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " max cross_entropy",
+        "forward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " sum cross_entropy",
+        "forward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " sum cross_entropy",
+        "backward all-reduce tp dlnf " + std::to_string(b * s * h) + " " + std::to_string(2 * (u - 1) * b * s * h * 2 / u) + " sum "};
+    CHECK(added == expected);
+    for (const Collective& c : m.collectives)
+      if (c.tensor == "dlnf" && c.mesh_dim == "tp") CHECK_THAT(c.why, Catch::Contains("sums over V (split over tp)"));
+    // the table (tied head) split: its bf16 values and gradient a t-th on each device
+    CHECK((base.params_bytes - m.params_bytes).u64() == V * h * 2 * (u - 1) / u);
+    CHECK((base.grads_bytes - m.grads_bytes).u64() == V * h * 2 * (u - 1) / u);
+    // the head's product and the loss run on a t-th of the classes; the lookup's work is whole
+    const Count head = g.cost.statements[statement("logits")].forward.flops, loss = g.cost.statements[statement("ce")].forward.flops;
+    CHECK(head == Count(2 * b * s * h * V));
+    CHECK(base.forward_flops - m.forward_flops == (head - Count(head.u64() / u)) + (loss - Count(loss.u64() / u)));
+    for (std::size_t i = 0; i < m.kept.size(); ++i)
+      if (m.kept[i].first == "logits") CHECK(m.kept[i].second == Count(base.kept[i].second.u64() / u));
+  }
+  // what it still refuses: a normalization along a split axis
+  CHECK_THROWS_WITH(shard(g.plan, g.cost, parse_mesh("tp=2", "D:tp")), Catch::Contains("runs layer_norm along D"));
+}

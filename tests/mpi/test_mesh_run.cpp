@@ -436,6 +436,14 @@ int main(int argc, char** argv) {
       // S split in ln1 (B S D), which k0 reads as B T D: gathered whole along T
       (void)run_on_mesh(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "S:tp"), og, all);
     }, "not run on MPI yet");
+    refused("Megatron's vocabulary parallelism (the embedding's lookup and the loss along a split V)", [&] {
+      const TrainCase c = gpt2_layers();
+      ProgramOptions og;
+      og.axes = c.axes;
+      OptimizerOptions opt;
+      MeshTrainer t(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "V:tp"), og, opt,
+                    init_params(plan_program(model(c.file), og), 1));
+    }, "vocabulary parallelism (get_at along a split axis) is costed by program cost --mesh, not run on MPI yet");
     refused("dropout split along another dim", [&] {
       const TrainCase c = gpt2_layers();
       ProgramOptions og;

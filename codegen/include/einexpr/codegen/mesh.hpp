@@ -39,10 +39,20 @@
 //               norms' outputs for the weights' gradients); a contribution made over part of an
 //               axis its tensor holds whole is all-gathered.
 //
+//   vocabulary  Megatron's vocabulary-parallel embedding and loss ("V:tp"; Shoeybi et al. 2019,
+//               Megatron-LM's VocabParallelEmbedding and vocab_parallel_cross_entropy): get_at
+//               along a split axis looks up the rows its device holds, zeros for the others',
+//               and all-reduces the result (its gradient adds into the device's own rows, no
+//               collective); cross_entropy along split classes all-reduces three f32 values a
+//               row forward — the row's max (a max), its target's logit and its sum of exps (sums)
+//               — and nothing backward (each device's part of softmax − one-hot from them).
+//               The logits' einsum (its head) needs nothing forward; the gradient of its input
+//               sums over the split classes (an all-reduce of b·s·h backward).
+//
 // What this first cut does not do (a statement that needs it is an Error naming it and the
-// axis): a normalization, softmax, cross_entropy or get_at along a split axis (they need
-// their own collectives: statistics, vocabulary-parallel losses), a split axis that is not the
-// outermost of its composition. Running it: lib's mesh_run.hpp (MPI; layouts not yet).
+// axis): a normalization or softmax along a split axis (they need their own statistics'
+// collectives), a split axis that is not the outermost of its composition. Running it: lib's
+// mesh_run.hpp (MPI; statement-level layouts and the vocabulary's collectives not yet).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -141,6 +151,12 @@ struct Collective {
                            // statement made again, its why "recomputed for the backward: ...")
   int of = -1;             // backward and optimizer: the tensor whose gradient (or, ZeRO's
                            // gathers, which param) it completes
+  std::string reduce = "sum";  // the all-reduce's operation on the parts: "sum", or "max"
+                               // (cross_entropy's row maxima)
+  std::string step;        // what left the parts: "" a sum (contraction, reduction,
+                           // scatter-add); "get_at" a lookup along a split axis (each device's
+                           // rows, zeros for the others'); "cross_entropy" a loss along split
+                           // classes (Megatron's row maxima, target logits, sums of exps)
 };
 
 struct MeshCost {
