@@ -170,7 +170,7 @@ ProgramRun CompiledProgram::run(const std::map<std::string, Tensor, std::less<>>
   for (std::size_t s = 0; s < m.plan.statements.size(); ++s) {
     const PlannedStatement& st = m.plan.statements[s];
     const Program& p = m.programs[s];
-    Workspace ws{{}, m.device};
+    Workspace ws{{}, m.device, hooks};
     for (int in : st.inputs) {
       const ProgramTensor& t = m.plan.tensor(in);
       ws.buffers.push_back(at(base[static_cast<std::size_t>(t.buffer)], t.layout.offset, t.dtype));

@@ -273,7 +273,7 @@ void Trainer::Impl::run_forward(const std::map<int, Tensor>& bound) const {
   if (hooks) hooks->begin_forward();
   for (std::size_t s = 0; s < plan.statements.size(); ++s) {
     const PlannedStatement& st = plan.statements[s];
-    Workspace ws{{}, Device::cpu()};
+    Workspace ws{{}, Device::cpu(), hooks.get()};
     for (int in : st.inputs) ws.buffers.push_back(tensor_ptr(in, bound));
     for (std::size_t j = static_cast<std::size_t>(st.plan.num_inputs); j < st.buffers.size(); ++j)
       ws.buffers.push_back(buffer_base(training.forward_buffer[static_cast<std::size_t>(st.buffers[j])]));
@@ -310,7 +310,7 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
     for (std::size_t r = 0; r < g.recompute.size(); ++r) {  // the forward statements made again first
       const TrainingRecompute& rc = g.recompute[r];
       const PlannedStatement& fs = plan.statements[static_cast<std::size_t>(rc.statement)];
-      Workspace ws{{}, Device::cpu()};
+      Workspace ws{{}, Device::cpu(), hooks.get()};
       for (std::size_t i = 0; i < fs.inputs.size(); ++i) ws.buffers.push_back(source(fs.inputs[i], rc.inputs[i]));
       for (int b : rc.buffers) ws.buffers.push_back(buffer_base(b));
       for (const std::int64_t o : recompute_staging[e][r]) ws.buffers.push_back(arena->data() + o);
@@ -338,7 +338,7 @@ void Trainer::Impl::run_backward(const std::map<int, Tensor>& bound, double seed
       layout.offset = 0;
       hooks->output_gradient(g.statement, p, layout, y.dtype);
     }
-    Workspace ws{{}, Device::cpu()};
+    Workspace ws{{}, Device::cpu(), hooks.get()};
     for (std::size_t k = 0; k < g.source_tensors.size(); ++k)
       ws.buffers.push_back(g.source_tensors[k] >= 0 ? source(g.source_tensors[k], g.source_buffers[k]) : grad_ptr(st.output));
     for (int b : g.temp_buffers) ws.buffers.push_back(buffer_base(b));

@@ -76,7 +76,11 @@ std::vector<Gradient> get_at_gradients(const Plan& forward) {
                                          d.builder().value(zeros.value).dims);
   const AtomDim row = zeros.at(indexed);
   const int updates = d.builder().emit(dya).value;
-  d.builder().add_step(ScatterAddStep{acc.value, idx.value, updates, whole, row.length, row.stride});
+  // a device's part of the table (a mesh run): its rows' gradient, the others' added elsewhere
+  AxisPart part;
+  for (const Step& s : forward.steps)
+    if (const auto* g = std::get_if<GatherStep>(&s)) part = g->part;
+  d.builder().add_step(ScatterAddStep{acc.value, idx.value, updates, whole, row.length, row.stride, part});
   AtomView result = zeros;
   result.value = whole;
   const int dx = d.lay_out(result);
@@ -100,7 +104,10 @@ std::vector<Gradient> add_at_gradients(const Plan& forward) {
     const AtomView idx = d.builder().emit(over(d, d.atoms(index), order));
     const AtomView dst = contiguous(d, order);
     const AtomDim row = dya.at(indexed);
-    d.builder().add_step(GatherStep{src.value, idx.value, dst.value, row.length, row.stride});
+    AxisPart part;
+    for (const Step& s : forward.steps)
+      if (const auto* a = std::get_if<ScatterAddStep>(&s)) part = a->part;
+    d.builder().add_step(GatherStep{src.value, idx.value, dst.value, row.length, row.stride, part});
     out.push_back(std::move(d).finish(d.lay_out(dst), "get_at(dY, " +
                                                           d.source_name({GradientSource::Kind::input, 1, ""}) + ")"));
   }
@@ -127,7 +134,7 @@ std::vector<Gradient> cross_entropy_gradients(const Plan& forward) {
   const int l = d.builder().emit(over(d, d.atoms(loss), rows)).value;
   const AtomView dst = contiguous(d, order);
   const auto axis = static_cast<int>(std::find(order.begin(), order.end(), classes) - order.begin());
-  d.builder().add_step(CrossEntropyStep{{g, x, t, l}, dst.value, true, axis, step->ignore_index});
+  d.builder().add_step(CrossEntropyStep{{g, x, t, l}, dst.value, true, axis, step->ignore_index, step->part});
   return {std::move(d).finish(d.lay_out(dst), "dY · (softmax(A) - onehot(B)) along [" +
                                                   d.dims_text({{classes}}) + "]")};
 }

@@ -271,8 +271,17 @@ class Sharder {
   /// Steps along split axes whose parts are not a sum's alone (vocabulary parallelism).
   struct Along {
     std::set<std::string> looked_up;  // get_at along them: partial (each device's rows), in the sums
-    std::set<std::string> classes;    // a forward cross_entropy's classes: its row all-reduces
+    std::set<std::string> classes;    // a cross_entropy's classes: its row all-reduces
+    DType classes_dtype = DType::f32; // its logits'
   };
+  /// The row all-reduces of a cross_entropy along classes split over `a` (its statement `i`,
+  /// its result or its gradient's rows `rows`), as the CPU kernel issues them (index_cpu.cpp's
+  /// part_cross_entropy): forward the parts' largest log-sum-exp (a max), each row's target
+  /// logit and sum of exps (sums); backward the target logit again where the loss holds each
+  /// row's log-sum-exp (f32, f64 logits), else the max and the sum again. f64 statistics for
+  /// f64 logits, else f32.
+  void add_cross_entropy(const std::string& a, DType logits, bool backward, const Count& rows, const PlannedStatement& st,
+                         int i);
   /// The axes a plan sums over (contractions, reductions, scatter-adds, lookups along a split
   /// axis), into `means` those it averages over, into `along` what vocabulary parallelism adds;
   /// Error for a step along a split axis this cut has no collective for.
@@ -489,9 +498,10 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, st
       std::set<std::string> classes;
       names(p.value(x->srcs[x->backward ? 1 : 0]).dims.at(static_cast<std::size_t>(x->axis)), classes);
       for (const std::string& a : classes)
-        if (over(a) != nullptr && !x->backward) {
+        if (over(a) != nullptr) {
           if (along == nullptr) unsupported(a, "cross_entropy");
           along->classes.insert(a);
+          along->classes_dtype = p.dtype_of(x->srcs[x->backward ? 1 : 0]);
         }
     } else if (const auto* g = std::get_if<GatherStep>(&step)) {
       // a lookup along a split axis: each device's rows, zeros for the others' — partial sums
@@ -531,6 +541,33 @@ void Sharder::add(const ProgramTensor& t, const std::set<const MeshDim*>& partia
     c.statement = statement;
     c.of = of;
     push(std::move(c), t.dtype, st);
+  }
+}
+
+void Sharder::add_cross_entropy(const std::string& a, DType logits, bool backward, const Count& rows,
+                                const PlannedStatement& st, int i) {
+  const MeshDim& d = *over(a);
+  const std::string head = "cross_entropy along " + a + " (split over " + d.name + "): each row's ";
+  std::vector<std::pair<const char*, const char*>> rounds;
+  const bool loss_holds_lse = element_size(logits) >= 4;
+  if (!backward) rounds = {{"max", "largest log-sum-exp of a part"}, {"sum", "target logit (from the device holding it)"},
+                           {"sum", "sum of exps"}};
+  else if (loss_holds_lse) rounds = {{"sum", "target logit again (the loss plus it is the row's log-sum-exp)"}};
+  else rounds = {{"max", "largest log-sum-exp of a part again"}, {"sum", "sum of exps again"}};
+  for (const auto& [reduce, what] : rounds) {
+    Collective c;
+    c.tensor = st.name;
+    c.phase = backward ? "backward" : "forward";
+    c.kind = CollectiveKind::all_reduce;
+    c.mesh_dim = d.name;
+    c.ranks = d.size;
+    c.elements = rows;
+    c.why = head + what;
+    c.statement = i;
+    c.of = st.output;
+    c.reduce = reduce;
+    c.step = "cross_entropy";
+    push(std::move(c), logits == DType::f64 ? DType::f64 : DType::f32, st);
   }
 }
 
@@ -621,29 +658,10 @@ MeshCost Sharder::run() {
       for (std::size_t k = before; k < out_.collectives.size(); ++k)
         if (!summed_dims.count(split_dim(out_.collectives[k].mesh_dim))) out_.collectives[k].step = "get_at";
     }
-    // Megatron's vocabulary-parallel loss: three f32 values a row, all-reduced over the classes' dimension
-    for (const std::string& a : along.classes) {
-      const MeshDim& d = *over(a);
-      const Count rows = per(Count::from_int64(checked_numel(y.shape)), divisor(y));
-      const std::string head = "cross_entropy along " + a + " (split over " + d.name + "): each row's ";
-      for (const auto& [reduce, what] : {std::pair<const char*, const char*>{"max", "max logit"},
-                                         {"sum", "target logit (from the device holding it)"},
-                                         {"sum", "sum of exps"}}) {
-        Collective c;
-        c.tensor = st.name;
-        c.phase = "forward";
-        c.kind = CollectiveKind::all_reduce;
-        c.mesh_dim = d.name;
-        c.ranks = d.size;
-        c.elements = rows;
-        c.why = head + what;
-        c.statement = static_cast<int>(i);
-        c.of = st.output;
-        c.reduce = reduce;
-        c.step = "cross_entropy";
-        push(std::move(c), DType::f32, st);
-      }
-    }
+    // the vocabulary-parallel loss: its rows' statistics, all-reduced over the classes' dimension
+    for (const std::string& a : along.classes)
+      add_cross_entropy(a, along.classes_dtype, false, per(Count::from_int64(checked_numel(y.shape)), divisor(y)), st,
+                        static_cast<int>(i));
     if (!means.empty()) out_.means.emplace_back(static_cast<int>(i), product(dims_of(means)));
   }
   out_.timing.compute_s += forward_s;
@@ -703,7 +721,12 @@ MeshCost Sharder::run() {
           if (out_.timing.error.empty()) out_.timing.error = e.what();
         }
       }
-      const std::set<std::string> sums = summed(g.gradient.plan, "the gradient " + g.expression);
+      Along g_along;
+      const std::set<std::string> sums = summed(g.gradient.plan, "the gradient " + g.expression, nullptr, &g_along);
+      for (const std::string& a : g_along.classes)  // its rows: the forward's result's, on this device
+        add_cross_entropy(a, g_along.classes_dtype, true,
+                          per(Count::from_int64(checked_numel(plan_.tensor(st.output).shape)), divisor(plan_.tensor(st.output))), st,
+                          static_cast<int>(i));
       // every contribution partial over the same dimensions: an all-reduce of their sum then
       // completes each (one complete and one partial would add the complete one n times)
       std::set<const MeshDim*> these;  // the dimensions its sums run split over

@@ -232,6 +232,12 @@ std::string dim_text(const Plan& plan, const DimAxes& dim) {
   return to_string(dim, plan.axes);
 }
 
+/// ", part [first, first + length) of total" for a device's part of a split axis, else "".
+std::string part_text(const AxisPart& p, std::int64_t length) {
+  if (!p.split()) return "";
+  return ", part [" + std::to_string(p.first) + ", " + std::to_string(p.first + length) + ") of " + std::to_string(p.total);
+}
+
 std::string value_text(const Plan& plan, int v) {
   const Value& val = plan.values.at(static_cast<std::size_t>(v));
   std::ostringstream os;
@@ -321,11 +327,11 @@ std::string to_string(const Step& step, const Plan& plan) {
           return ref(s.dst) + " = fill " + v + " : " + value_text(plan, s.dst);
         } else if constexpr (std::is_same_v<S, GatherStep>) {
           return ref(s.dst) + " = gather " + ref(s.src) + " at " + ref(s.index) + " (" + std::to_string(s.length) +
-                 " rows, stride " + std::to_string(s.stride) + ") : " + value_text(plan, s.dst);
+                 " rows" + part_text(s.part, s.length) + ", stride " + std::to_string(s.stride) + ") : " + value_text(plan, s.dst);
         } else if constexpr (std::is_same_v<S, ScatterAddStep>) {
           return ref(s.dst) + " = scatter_add " + ref(s.updates) + " into " + ref(s.acc) + " at " + ref(s.index) +
-                 " (" + std::to_string(s.length) + " rows, stride " + std::to_string(s.stride) + ") : " +
-                 value_text(plan, s.dst);
+                 " (" + std::to_string(s.length) + " rows" + part_text(s.part, s.length) + ", stride " +
+                 std::to_string(s.stride) + ") : " + value_text(plan, s.dst);
         } else if constexpr (std::is_same_v<S, JoinStep>) {
           std::string parts;
           for (int v : s.parts) parts += (parts.empty() ? "" : ", ") + ref(v);
@@ -345,8 +351,14 @@ std::string to_string(const Step& step, const Plan& plan) {
           for (int v : s.srcs) srcs += (srcs.empty() ? "" : ", ") + ref(v);
           const std::string ignore =
               s.ignore_index == -100 ? std::string() : "(ignore_index=" + std::to_string(s.ignore_index) + ")";
+          const std::string part =
+              s.part.split() ? " (classes" +
+                                   part_text(s.part, plan.values.at(static_cast<std::size_t>(s.srcs.at(s.backward ? 1 : 0)))
+                                                         .layout.shape.at(static_cast<std::size_t>(s.axis))) +
+                                   ")"
+                             : std::string();
           return ref(s.dst) + " = " + (s.backward ? "d." : "") + "cross_entropy" + ignore + " " + srcs + " along dim " +
-                 std::to_string(s.axis) + " : " + value_text(plan, s.dst);
+                 std::to_string(s.axis) + part + " : " + value_text(plan, s.dst);
         }
       },
       step);

@@ -69,6 +69,10 @@ void validate(const Plan& plan) {
     EINEXPR_ASSERT(plan.dtype_of(v) == DType::i64 || plan.dtype_of(v) == DType::i32,
                    std::string("plan: ") + what + "'s indices are not i64 or i32");
   };
+  auto part_ok = [&](const AxisPart& p, std::int64_t length, const char* what) {
+    EINEXPR_ASSERT(!p.split() || (p.first >= 0 && length <= p.total - p.first),
+                   std::string("plan: ") + what + "'s part of its axis lies outside it");
+  };
   for (const Step& step : plan.steps) {
     std::visit(
         [&](const auto& s) {
@@ -156,6 +160,7 @@ void validate(const Plan& plan) {
             EINEXPR_ASSERT(value(s.src, "gather").layout.shape == d && value(s.index, "gather").layout.shape == d,
                            "plan: a gather's table or indices differ from its output's shape");
             EINEXPR_ASSERT(s.length >= 0, "plan: a gather's indexed axis has a negative length");
+            part_ok(s.part, s.length, "a gather");
           } else if constexpr (std::is_same_v<S, ScatterAddStep>) {
             use(s.acc);
             use(s.index);
@@ -169,6 +174,7 @@ void validate(const Plan& plan) {
             const Shape& u = value(s.updates, "scatter_add").layout.shape;
             EINEXPR_ASSERT(value(s.acc, "scatter_add").layout.shape == u && value(s.index, "scatter_add").layout.shape == u,
                            "plan: a scatter-add's accumulator or indices differ from its updates' shape");
+            part_ok(s.part, s.length, "a scatter-add");
           } else if constexpr (std::is_same_v<S, JoinStep>) {
             EINEXPR_ASSERT(!s.parts.empty(), "plan: a join of no parts");
             for (int v : s.parts) {
@@ -216,6 +222,7 @@ void validate(const Plan& plan) {
                                "plan: a cross-entropy's rows differ from the logits'");
             EINEXPR_ASSERT(value(s.dst, "cross_entropy").layout.shape == (s.backward ? x : rows),
                            "plan: a cross-entropy's output has the wrong shape");
+            part_ok(s.part, x[static_cast<std::size_t>(s.axis)], "a cross-entropy");
           }
         },
         step);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <variant>
 
@@ -484,10 +485,70 @@ void ProgramPlanner::liveness() {
   for (int o : out_.outputs) out_.buffers[static_cast<std::size_t>(out_.tensor(o).buffer)].last_use = n;
 }
 
+/// The axes of plan values on `buffer` (a step's view of a tensor and the tensor itself).
+std::set<AxisId> axes_on_buffer(const Plan& p, int buffer) {
+  std::set<AxisId> out;
+  for (const Value& v : p.values)
+    if (v.buffer == buffer)
+      for (const DimAxes& d : v.dims) out.insert(d.begin(), d.end());
+  return out;
+}
+
+/// The one axis of `a` not in `b` (a lookup's indexed axis), or -1.
+AxisId only_in(const std::set<AxisId>& a, const std::set<AxisId>& b) {
+  AxisId found = -1;
+  for (AxisId id : a)
+    if (!b.count(id)) {
+      if (found >= 0) return -1;
+      found = id;
+    }
+  return found;
+}
+
+/// ProgramOptions::parts: each lookup and cross_entropy along a listed axis takes its part.
+void apply_parts(ProgramPlan& pp, const std::vector<std::pair<std::string, AxisPart>>& parts) {
+  if (parts.empty()) return;
+  for (std::size_t i = 0; i < pp.statements.size(); ++i) {
+    Plan& p = pp.statements[i].plan;
+    auto part_of = [&](AxisId id) -> const AxisPart* {
+      if (id < 0 || p.axes[id].kind != AxisKind::named) return nullptr;
+      for (const auto& [axis, part] : parts)
+        if (axis == p.axes[id].name) return &part;
+      return nullptr;
+    };
+    auto set = [&](AxisPart& step_part, AxisId id) {
+      if (const AxisPart* a = part_of(id)) {
+        step_part = *a;
+        step_part.tag = static_cast<int>(i);
+      }
+    };
+    auto axes_of = [&](int v) {
+      std::set<AxisId> out;
+      for (const DimAxes& d : p.value(v).dims) out.insert(d.begin(), d.end());
+      return out;
+    };
+    for (Step& step : p.steps) {
+      if (auto* g = std::get_if<GatherStep>(&step)) {
+        set(g->part, only_in(axes_on_buffer(p, p.value(g->src).buffer), axes_of(g->dst)));
+      } else if (auto* a = std::get_if<ScatterAddStep>(&step)) {
+        set(a->part, only_in(axes_of(a->dst), axes_of(a->updates)));
+      } else if (auto* x = std::get_if<CrossEntropyStep>(&step)) {
+        const DimAxes& classes = p.value(x->srcs.at(x->backward ? 1 : 0)).dims.at(static_cast<std::size_t>(x->axis));
+        if (classes.size() > 1 && part_of(classes.front()) != nullptr)
+          throw Error("'" + pp.statements[i].name + "': a cross_entropy whose classes compose " + p.axes[classes.front()].name +
+                      " with other axes, split over a device mesh, is not run");
+        if (classes.size() == 1) set(x->part, classes.front());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ProgramPlan plan_program(const ast::Program& program, const ProgramOptions& options) {
-  return ProgramPlanner(program, options).run();
+  ProgramPlan out = ProgramPlanner(program, options).run();
+  apply_parts(out, options.parts);
+  return out;
 }
 
 }  // namespace einexpr

@@ -220,9 +220,6 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
                   mc.mesh.dims[static_cast<std::size_t>(mc.split.at(b.axis))].name +
                   " would be a pipeline, which is not run on MPI yet");
   for (const Collective& c : p.predicted.collectives) {
-    if (!c.step.empty())
-      throw Error("shard: '" + c.tensor + "' " + c.why + ": vocabulary parallelism (" + c.step +
-                  " along a split axis) is costed by program cost --mesh, not run on MPI yet");
     if (c.kind == CollectiveKind::reduce_scatter && c.phase == "forward")
       throw Error("shard: '" + c.tensor + "' " + c.why + " and is split over " + c.mesh_dim +
                   " itself: a reduce-scatter in the forward, not run on MPI yet");
@@ -244,6 +241,8 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
     for (auto& [name, length] : p.local.axes)
       if (name == axis) length = part, set = true;
     if (!set) p.local.axes.emplace_back(axis, part);
+    // this device's rows of it, for a lookup or a cross_entropy along it (vocabulary parallelism)
+    p.local.parts.emplace_back(axis, AxisPart{mc.coord[static_cast<std::size_t>(d)] * part, it->second, -1});
   }
   for (GivenTensor& g : p.local.given) {
     const int id = p.whole.tensor(g.name);
@@ -272,7 +271,12 @@ class Collectives final : public StepHooks {
     zero3_forward_.clear();
     zero3_backward_.clear();
     means_.clear();
+    kernel_dims_.clear();
     for (const Collective& c : predicted.collectives) {
+      if (c.step == "cross_entropy") {  // issued by the statement's kernel (all_reduce below)
+        kernel_dims_[c.statement] = mc_.dim_index(c.mesh_dim);
+        continue;
+      }
       if (c.phase == "forward" && c.statement >= 0) forward_[c.statement].push_back(&c);
       else if (c.phase == "backward" && c.statement >= 0) recomputed_[c.statement].push_back(&c);  // made again
       else if (c.phase == "forward") zero3_forward_.push_back(&c);  // ZeRO-3's gathers
@@ -350,10 +354,26 @@ class Collectives final : public StepHooks {
     for (const Collective* c : it->second) gather(*c, "optimizer", data, dtype);
   }
 
+  /// A kernel's own collective (a cross_entropy on this device's part of the classes: its
+  /// rows' statistics), on the communicator of the dimension the classes are split over.
+  void all_reduce(int tag, void* data, std::int64_t n, DType dtype, bool max) override {
+    const auto it = kernel_dims_.find(tag);
+    EINEXPR_ASSERT(it != kernel_dims_.end(), "mesh run: a kernel's collective the cost does not list");
+    const int d = it->second;
+    const double t0 = start(d);
+    const double m0 = MPI_Wtime();
+    MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "a cross_entropy's rows"), mpi_type(dtype), max ? MPI_MAX : MPI_SUM,
+                  mc_.comms[static_cast<std::size_t>(d)]);
+    const double in_mpi = MPI_Wtime() - m0;
+    record(local_.statements.at(static_cast<std::size_t>(tag)).name, phase_, CollectiveKind::all_reduce, d, n, dtype, t0, in_mpi);
+  }
+
   void begin_forward() override {
+    phase_ = "forward";
     for (const Collective* c : zero3_forward_) gather(*c, "forward", params.at(param_of(c->of)), local_.tensor(c->of).dtype);
   }
   void begin_backward() override {
+    phase_ = "backward";
     for (const Collective* c : zero3_backward_) gather(*c, "backward", params.at(param_of(c->of)), local_.tensor(c->of).dtype);
   }
 
@@ -498,6 +518,8 @@ class Collectives final : public StepHooks {
   std::map<int, std::vector<const Collective*>> forward_, recomputed_, backward_, gathers_;
   std::vector<const Collective*> zero3_forward_, zero3_backward_;
   std::vector<std::byte> scratch_;  // a reduce-scatter's part (grown once, kept)
+  std::map<int, int> kernel_dims_;   // statement -> the mesh dimension its kernel's collectives run on
+  std::string phase_ = "forward";    // the phase a kernel's collectives are in
   std::map<int, std::int64_t> means_;
 };
 

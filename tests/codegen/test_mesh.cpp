@@ -330,8 +330,10 @@ TEST_CASE("mesh: sequence parallelism (S over tp between the tensor-parallel reg
 TEST_CASE("mesh: Megatron's vocabulary parallelism (V over tp): the embedding's all-reduce, the loss's three row all-reduces, the head's input gradient") {
   // Megatron-LM's VocabParallelEmbedding (each device's rows, zeros for the others', then an
   // all-reduce of b·s·h) and vocab_parallel_cross_entropy (all-reduces of each row's max, its
-  // target's logit and its sum of exps, f32; nothing backward); the tied head's einsum needs
-  // nothing forward and its input's gradient sums over V (an all-reduce of b·s·h backward)
+  // target's logit and its sum of exps, f32); backward, where Megatron keeps its softmax, the
+  // max and the sum again for these bf16 logits (f32 ones: the target logit again, below); the
+  // tied head's einsum needs nothing forward and its input's gradient sums over V (an
+  // all-reduce of b·s·h backward)
   const Costed g = gpt2(sizes);
   const std::uint64_t b = 2, s = 8, h = 16, V = 32;
   auto statement = [&](const std::string& name) {
@@ -363,6 +365,8 @@ TEST_CASE("mesh: Megatron's vocabulary parallelism (V over tp): the embedding's 
         "forward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " max cross_entropy",
         "forward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " sum cross_entropy",
         "forward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " sum cross_entropy",
+        "backward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " max cross_entropy",
+        "backward all-reduce tp ce " + std::to_string(b * s) + " " + rows_sent.str() + " sum cross_entropy",
         "backward all-reduce tp dlnf " + std::to_string(b * s * h) + " " + std::to_string(2 * (u - 1) * b * s * h * 2 / u) + " sum "};
     CHECK(added == expected);
     for (const Collective& c : m.collectives)
@@ -376,6 +380,19 @@ TEST_CASE("mesh: Megatron's vocabulary parallelism (V over tp): the embedding's 
     CHECK(base.forward_flops - m.forward_flops == (head - Count(head.u64() / u)) + (loss - Count(loss.u64() / u)));
     for (std::size_t i = 0; i < m.kept.size(); ++i)
       if (m.kept[i].first == "logits") CHECK(m.kept[i].second == Count(base.kept[i].second.u64() / u));
+  }
+  // f32 logits: the loss holds each row's log-sum-exp, so backward only the target logit again
+  {
+    const ast::Program p = parse_program(test::read_model("gpt2.ein"), "gpt2.ein");
+    ProgramOptions o{.axes = sizes, .dtype = DType::f32};
+    const ProgramPlan plan = plan_program(p, o);
+    const ProgramCost c = cost(plan, {.device = "", .optimizer = Optimizer::adam});
+    std::vector<std::string> ce;
+    for (const Collective& x : shard(plan, c, parse_mesh("tp=2", "V:tp")).collectives)
+      if (x.step == "cross_entropy") ce.push_back(x.phase + " " + x.reduce + " " + x.bytes.str());
+    const std::string row_bytes = std::to_string(b * s * 4);
+    CHECK(ce == std::vector<std::string>{"forward max " + row_bytes, "forward sum " + row_bytes, "forward sum " + row_bytes,
+                                         "backward sum " + row_bytes});
   }
   // what it still refuses: a normalization along a split axis
   CHECK_THROWS_WITH(shard(g.plan, g.cost, parse_mesh("tp=2", "D:tp")), Catch::Contains("runs layer_norm along D"));

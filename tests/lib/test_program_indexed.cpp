@@ -146,3 +146,48 @@ TEST_CASE("program: the new statements' errors, at their line and column", "[pro
     }
   }
 }
+
+TEST_CASE("program: a device's part of the table (ProgramOptions::parts): get_at reads zeros outside it, add_at adds inside it only",
+          "[program][indexed]") {
+  // A device of a mesh holding rows [4, 8) of an 8-row table (what lib's mesh run sets for
+  // "V:tp" on its second of two devices): indices are checked against all 8 rows, a row
+  // outside the part is a row of zeros (the mesh's all-reduce adds the other device's), an
+  // update outside it is another device's to add.
+  const ast::Program p = parse_program(
+      "axes B=4 V=8 D=3\ninput tok: B i64\nparam wte: V D\ninput upd: B D\n"
+      "e = get_at(wte, tok, \"[V] D, B -> B D\")\n"
+      "back = add_at(wte, tok, upd, \"[V] D, B, B D -> [V] D\")\noutput e back\n",
+      "part.ein");
+  const Tensor whole = Tensor::randn({8, 3}, DType::f32, 11), upd = Tensor::randn({4, 3}, DType::f32, 12);
+  const Tensor tok = ints({1, 5, 7, 5}, {4}, DType::i64);
+  ProgramOptions o;
+  o.axes = {{"V", 4}};
+  o.parts = {{"V", AxisPart{4, 8, -1}}};
+  const CompiledProgram part(p, o);
+  const Tensor mine = whole.slice(0, 4, 8).contiguous();
+  const ProgramRun r = part.run(Inputs{{"tok", tok}, {"wte", mine}, {"upd", upd}});
+  std::map<std::string, Tensor> out(r.outputs.begin(), r.outputs.end());
+  const std::vector<float> e = out.at("e").to_vector<float>(), w = whole.to_vector<float>(), u = upd.to_vector<float>();
+  const std::vector<std::int64_t> rows = {1, 5, 7, 5};
+  for (std::size_t b = 0; b < 4; ++b)
+    for (std::size_t d = 0; d < 3; ++d)
+      CHECK(e[b * 3 + d] == (rows[b] >= 4 ? w[static_cast<std::size_t>(rows[b]) * 3 + d] : 0.0f));
+  // add_at: rows 5 (twice) and 7 of the whole table, at 1 and 3 of this part
+  std::vector<float> want = mine.to_vector<float>();
+  for (std::size_t b = 0; b < 4; ++b)
+    if (rows[b] >= 4)
+      for (std::size_t d = 0; d < 3; ++d) want[static_cast<std::size_t>(rows[b] - 4) * 3 + d] += u[b * 3 + d];
+  CHECK(out.at("back").to_vector<float>() == want);
+  // the plan says so; an index past the whole axis is refused, one past the part is not
+  CHECK_THAT(to_string(part.plan().statements.at(0).plan), Catch::Contains("4 rows, part [4, 8) of 8"));
+  CHECK_THROWS_WITH(part.run(Inputs{{"tok", ints({1, 8, 0, 0}, {4}, DType::i64)}, {"wte", mine}, {"upd", upd}}),
+                    Catch::Contains("index 8 at position [1] is out of range [0, 8)"));
+  // a cross_entropy on part of its classes needs a mesh run's collectives
+  const ast::Program q = parse_program("axes B=2 V=6\ninput x: B V\ninput t: B i64\n"
+                                       "ce = cross_entropy(x, t, \"B [V], B -> B\")\n", "part_ce.ein");
+  ProgramOptions oq;
+  oq.axes = {{"V", 3}};
+  oq.parts = {{"V", AxisPart{3, 6, -1}}};
+  CHECK_THROWS_WITH(CompiledProgram(q, oq).run(Inputs{{"x", Tensor::randn({2, 3}, DType::f32, 3)}, {"t", ints({0, 5}, {2}, DType::i64)}}),
+                    Catch::Contains("without a mesh's collectives"));
+}

@@ -211,6 +211,25 @@ TrainCase llama2_layers() {
           Optimizer::momentum};
 }
 
+// a model's forward (a run: dropout the identity) on the mesh against one process: the loss
+void model_run_case(const std::string& label, const TrainCase& c, const std::string& dims, const std::string& shard_text) {
+  const ast::Program p = model(c.file);
+  ProgramOptions o;
+  o.axes = c.axes;
+  o.training = false;
+  TensorMap in = init_params(plan_program(p, o), 7);
+  for (const auto& [name, t] : c.inputs(0)) in[name] = t;
+  const ProgramRun one = CompiledProgram(p, o).run(in);
+  const MeshRun r = run_on_mesh(MPI_COMM_WORLD, p, parse_mesh(dims, shard_text), o, in);
+  const std::string diff = compare_collectives(r.predicted.collectives, r.measured, {"forward"});
+  check(diff.empty(), label + ": measured collectives differ from the cost's:\n" + diff);
+  if (rank != 0) return;
+  const double e = test::max_relative_difference(r.outputs.at(0).second, one[r.outputs.at(0).first]);
+  check(e <= 1e-5, label + ": " + r.outputs.at(0).first + " differs by " + std::to_string(e));
+  std::cout << "ok: run " << label << " (" << dims << "; " << shard_text << "): " << r.outputs.at(0).first
+            << " relative difference " << e << ", " << collectives_line(r.measured) << ", as predicted\n";
+}
+
 // recompute: what the mesh's backward keeps (one process keeps everything: recomputation
 // changes no value); `repeats`: the cost must have this many collectives made again (-1: not
 // checked; measured against predicted still is)
@@ -401,6 +420,18 @@ int main(int argc, char** argv) {
     train_case("lecture2, tensor-parallel, 4 micro-batches, everything recomputed", lecture2(), "tp=" + n, "E:tp", 0,
                {.mode = RecomputeMode::checkpoints, .checkpoints = {}}, 4, 4);
     train_case("gpt2.ein (2 layers, dropout), data-parallel", gpt2_layers(), "dp=" + n, "B:dp", 0);
+    // Megatron's vocabulary parallelism: the embedding's lookup on each device's rows (zeros
+    // for the others', all-reduced), the loss on its classes (each row's statistics completed
+    // by all-reduces inside the kernel, forward and backward), the tied head's input gradient
+    {
+      const std::string tp = world == 4 ? "dp=2 tp=2" : "tp=2";
+      const std::string with = world == 4 ? "B:dp H:tp F:tp V:tp" : "H:tp F:tp V:tp";
+      model_run_case("gpt2_train, the vocabulary split", gpt2_train(), tp, with);
+      train_case("gpt2_train, Megatron's tp with the vocabulary split", gpt2_train(), tp, with, 0);
+      train_case("gpt2_train, the vocabulary split, ZeRO-1", gpt2_train(), tp, with, 1);
+      train_case("gpt2_train in bf16 (mixed precision), the vocabulary split", bf16(gpt2_train()), tp, with, 0);
+      train_case("gpt2.ein (2 layers, dropout), the vocabulary split", gpt2_layers(), "tp=" + n, "V:tp", 0);
+    }
     train_case("gpt2.ein (2 layers, dropout), ZeRO", gpt2_layers(), "dp=" + n, "B:dp", 2);
     // with micro-batches: each rank's micro-batch draws its rows' masks of one process's micro-batch
     train_case("gpt2.ein (2 layers, dropout), data-parallel, 2 micro-batches", gpt2_layers(),
@@ -436,14 +467,6 @@ int main(int argc, char** argv) {
       // S split in ln1 (B S D), which k0 reads as B T D: gathered whole along T
       (void)run_on_mesh(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "S:tp"), og, all);
     }, "not run on MPI yet");
-    refused("Megatron's vocabulary parallelism (the embedding's lookup and the loss along a split V)", [&] {
-      const TrainCase c = gpt2_layers();
-      ProgramOptions og;
-      og.axes = c.axes;
-      OptimizerOptions opt;
-      MeshTrainer t(MPI_COMM_WORLD, model(c.file), parse_mesh("tp=" + n, "V:tp"), og, opt,
-                    init_params(plan_program(model(c.file), og), 1));
-    }, "vocabulary parallelism (get_at along a split axis) is costed by program cost --mesh, not run on MPI yet");
     refused("dropout split along another dim", [&] {
       const TrainCase c = gpt2_layers();
       ProgramOptions og;

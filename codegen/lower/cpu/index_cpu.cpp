@@ -159,9 +159,14 @@ Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& 
   const Nest<3> nest =
       Nest<3>::make_ordered(dst.layout.shape, {dst.layout.strides, src.layout.strides, index.layout.strides}, 0);
   const std::int64_t length = step.length, stride = step.stride;
+  // a device's part of the table (AxisPart): indices checked against the whole axis, a row
+  // outside the part read as zeros
+  const AxisPart part = step.part;
+  const std::int64_t checked = part.split() ? part.total : length;
   Kernel k;
   k.name = "gather " + std::string(name(dtype)) + " " + layout_str(src.layout) + " at " + std::string(name(index_dtype)) +
-           " " + layout_str(index.layout) + " -> " + layout_str(dst.layout);
+           " " + layout_str(index.layout) + " -> " + layout_str(dst.layout) +
+           (part.split() ? " (rows " + std::to_string(part.first) + "+ of " + std::to_string(part.total) + ")" : "");
   // An embedding lookup: whole contiguous rows of the table, one index each, into contiguous
   // rows of dst. Each thread walks its rows with the row eight ahead prefetched (a gathered
   // row starts where no hardware prefetcher looks; 1, 2, 4 and 8 rows ahead of a 3 KB row
@@ -177,20 +182,26 @@ Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& 
     k.name += stream ? " (rows, streamed)" : " (rows)";
     k.run = [=](const Workspace& ws) {
       const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
-      check_indices(idx, index.layout, index_dtype, length, "get_at's indices (operand 2)");
+      check_indices(idx, index.layout, index_dtype, checked, "get_at's indices (operand 2)");
       std::byte* out = buffer_ptr<std::byte>(ws, dst.buffer) + dst.layout.offset * static_cast<std::int64_t>(es);
       const std::byte* table = buffer_ptr<const std::byte>(ws, src.buffer) + src.layout.offset * static_cast<std::int64_t>(es);
       const auto e = static_cast<std::int64_t>(es);
-      auto row = [&](std::int64_t r) { return table + read_index(idx, index.layout.offset + r * istep, index_dtype) * stride * e; };
+      // the row of index r, or null for one outside this device's part
+      auto row = [&](std::int64_t r) -> const std::byte* {
+        const std::int64_t i = read_index(idx, index.layout.offset + r * istep, index_dtype) - part.first;
+        return i >= 0 && i < length ? table + i * stride * e : nullptr;
+      };
       auto run = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t r = begin; r < end; ++r) {
           if (r + 8 < count) {
-            const std::byte* ahead = row(r + 8);
-            for (std::size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(ahead + b);
+            if (const std::byte* ahead = row(r + 8))
+              for (std::size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(ahead + b);
           }
           std::byte* d = out + r * dstep * e;
-          if (stream) copy_bytes_streamed(d, row(r), row_bytes);
-          else std::memcpy(d, row(r), row_bytes);
+          const std::byte* from = row(r);
+          if (from == nullptr) std::memset(d, 0, row_bytes);
+          else if (stream) copy_bytes_streamed(d, from, row_bytes);
+          else std::memcpy(d, from, row_bytes);
         }
         if (stream) streamed_fence();
       };
@@ -205,7 +216,7 @@ Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& 
   }
   k.run = [=](const Workspace& ws) {
     const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
-    check_indices(idx, index.layout, index_dtype, length, "get_at's indices (operand 2)");
+    check_indices(idx, index.layout, index_dtype, checked, "get_at's indices (operand 2)");
     std::byte* out = buffer_ptr<std::byte>(ws, dst.buffer);
     const std::byte* table = buffer_ptr<const std::byte>(ws, src.buffer);
     const auto e = static_cast<std::int64_t>(es);
@@ -214,12 +225,20 @@ Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& 
       std::byte* d = out + (dst.layout.offset + off[0]) * e;
       const std::byte* s = table + (src.layout.offset + off[1]) * e;
       const std::int64_t i0 = index.layout.offset + off[2];
+      auto zero = [&](std::byte* at, std::int64_t step, std::int64_t n) {
+        for (std::int64_t k = 0; k < n; ++k) std::memset(at + k * step * e, 0, es);
+      };
       if (is == 0) {  // one index for the whole row: a row of the table
-        copy_row(d, ds, s + read_index(idx, i0, index_dtype) * stride * e, ss, len, es);
+        const std::int64_t i = read_index(idx, i0, index_dtype) - part.first;
+        if (i < 0 || i >= length) zero(d, ds, len);
+        else copy_row(d, ds, s + i * stride * e, ss, len, es);
         return;
       }
-      for (std::int64_t k = 0; k < len; ++k)
-        copy_row(d + k * ds * e, 1, s + (k * ss + read_index(idx, i0 + k * is, index_dtype) * stride) * e, 1, 1, es);
+      for (std::int64_t k = 0; k < len; ++k) {
+        const std::int64_t i = read_index(idx, i0 + k * is, index_dtype) - part.first;
+        if (i < 0 || i >= length) zero(d + k * ds * e, 1, 1);
+        else copy_row(d + k * ds * e, 1, s + (k * ss + i * stride) * e, 1, 1, es);
+      }
     });
   };
   return k;
@@ -242,6 +261,10 @@ Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const 
   const Nest<3> pnest = Nest<3>::make_ordered(pshape, pstr, 0);
   const std::int64_t serial = checked_numel(sshape);
   const std::int64_t length = step.length, stride = step.stride;
+  // a device's part of the table (AxisPart): indices checked against the whole axis, an
+  // update at a row outside the part added on another device
+  const AxisPart part = step.part;
+  const std::int64_t checked = part.split() ? part.total : length;
   Kernel k;
   k.name = "scatter_add " + std::string(name(dtype)) + " " + layout_str(updates.layout) + " at " +
            std::string(name(index_dtype)) + " " + layout_str(index.layout) + " into " + layout_str(acc.layout);
@@ -253,7 +276,7 @@ Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const 
     } else {
       k.run = [=](const Workspace& ws) {
         const std::byte* idx = buffer_ptr<const std::byte>(ws, index.buffer);
-        check_indices(idx, index.layout, index_dtype, length, "add_at's indices (operand 2)");
+        check_indices(idx, index.layout, index_dtype, checked, "add_at's indices (operand 2)");
         S* a = buffer_ptr<S>(ws, acc.buffer) + acc.layout.offset;
         const S* u = buffer_ptr<const S>(ws, updates.buffer) + updates.layout.offset;
         const std::int64_t i_base = index.layout.offset;
@@ -273,7 +296,9 @@ Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const 
               const S* ur = u + so[2] + po[2];
               const std::int64_t ir = i_base + so[1] + po[1];
               if (is == 0) {
-                S* row = ar + read_index(idx, ir, index_dtype) * stride;
+                const std::int64_t i = read_index(idx, ir, index_dtype) - part.first;
+                if (i < 0 || i >= length) continue;  // another device's row
+                S* row = ar + i * stride;
                 if constexpr (std::is_same_v<S, C> && std::is_floating_point_v<C>) {
                   if (as == 1 && us == 1) {
 #pragma omp simd
@@ -287,7 +312,9 @@ Kernel scatter_add_kernel(const ScatterAddStep& step, const Operand& acc, const 
                       static_cast<accumulate_t<C>>(Element<S>::load(ur[k * us]))));
               } else {
                 for (std::int64_t k = 0; k < prow; ++k) {
-                  S* e = ar + k * as + read_index(idx, ir + k * is, index_dtype) * stride;
+                  const std::int64_t i = read_index(idx, ir + k * is, index_dtype) - part.first;
+                  if (i < 0 || i >= length) continue;  // another device's row
+                  S* e = ar + k * as + i * stride;
                   *e = Element<S>::store(static_cast<C>(static_cast<accumulate_t<C>>(Element<S>::load(*e)) +
                                                         static_cast<accumulate_t<C>>(Element<S>::load(ur[k * us]))));
                 }
@@ -355,6 +382,117 @@ const vec::RowKernels<C>& row_kernels() {
   else return t.rows_f64;
 }
 
+/// A cross_entropy on one device's part of the classes (AxisPart): each row's statistics are
+/// completed over the devices by Workspace::collectives, in the order the mesh's cost lists
+/// them. Forward: each row's log-sum-exp over the part (its max M over the devices, a max;
+/// then the row's target logit, held by one device, and the sum of exp(part's − M), sums):
+/// loss = M + log(sum) − target logit. Backward: the row's log-sum-exp again, from the loss
+/// and the target logit (a sum) where the loss holds it (f32, f64), else as forward; then
+/// dlogits = dY·(exp(x − lse) − one-hot) on the part. Rows are done in parallel between the
+/// collectives; the targets are checked against the whole axis.
+template <class S, class C>
+void part_cross_entropy(const Workspace& ws, const CrossEntropyStep& step, const XentRows& g, const Operand& logits,
+                        const Operand& targets, const std::vector<Operand>& srcs, const Operand& dst, DType index_dtype,
+                        const Operand* loss) {
+  const AxisPart part = step.part;
+  const bool backward = step.backward;
+  const std::int64_t ignore = step.ignore_index, n = g.classes, rows = g.rows.numel();
+  const std::byte* tbase = buffer_ptr<const std::byte>(ws, targets.buffer);
+  check_indices(tbase, targets.layout, index_dtype, part.total, "cross_entropy's targets (operand 2)", ignore);
+  if (ws.collectives == nullptr)
+    throw InternalError("a cross_entropy on a part of its classes without a mesh's collectives", __FILE__, __LINE__);
+  const S* x = buffer_ptr<const S>(ws, logits.buffer) + logits.layout.offset;
+  S* out = buffer_ptr<S>(ws, dst.buffer) + dst.layout.offset;
+  const S* dy = backward ? buffer_ptr<const S>(ws, srcs[0].buffer) + srcs[0].layout.offset : nullptr;
+  const S* lossp = loss != nullptr && std::is_same_v<S, C> ? buffer_ptr<const S>(ws, loss->buffer) + loss->layout.offset : nullptr;
+  const DType stats = std::is_same_v<C, double> ? DType::f64 : DType::f32;
+  const vec::RowKernels<C>& rk = row_kernels<C>();
+  const std::int64_t t0 = targets.layout.offset;
+  // runs f(r, offsets, this row's logits (as C, contiguous)) over every row, in parallel
+  auto each_row = [&](auto&& f) {
+    auto run = [&](std::int64_t begin, std::int64_t end) {
+      std::vector<C> row(static_cast<std::size_t>(n));
+      Odometer<5> odo(g.rows.shape, g.rows.strides, g.rows.shape.size());
+      odo.seek(begin);
+      for (std::int64_t r = begin; r < end; ++r, odo.next()) {
+        const auto& o = odo.offsets();
+        const S* xr = x + o[0];
+        const C* xc;
+        if (std::is_same_v<S, C> && g.x_stride == 1) {
+          xc = reinterpret_cast<const C*>(xr);
+        } else {
+          for (std::int64_t c = 0; c < n; ++c) row[static_cast<std::size_t>(c)] = Element<S>::load(xr[c * g.x_stride]);
+          xc = row.data();
+        }
+        f(r, o, xc);
+      }
+    };
+    if (num_threads() <= 1 || rows <= 1 || rows * n < parallel_threshold) {
+      run(0, rows);
+      return;
+    }
+    const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(n, 1));
+    parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
+  };
+  auto target_of = [&](const auto& o) { return read_index(tbase, t0 + o[1], index_dtype); };
+  const auto urows = static_cast<std::size_t>(rows);
+  std::vector<C> lse(urows, C(0)), target(urows, C(0));
+  // each row's log-sum-exp over the devices: the parts' max, then the sum of exp(part's − max)
+  auto whole_lse = [&](std::vector<C>& part_lse) {
+    std::vector<C> m = part_lse;
+    ws.collectives->all_reduce(part.tag, m.data(), rows, stats, true);
+    for (std::size_t r = 0; r < urows; ++r)
+      part_lse[r] = std::isinf(m[r]) && m[r] < 0 ? C(0) : std::exp(part_lse[r] - m[r]);
+    return m;
+  };
+  const bool need_lse = !backward || lossp == nullptr;
+  each_row([&](std::int64_t r, const auto& o, const C* xc) {
+    const std::int64_t t = target_of(o);
+    const auto ur = static_cast<std::size_t>(r);
+    if (need_lse) lse[ur] = rk.logsumexp(xc, n);
+    if (t != ignore && t - part.first >= 0 && t - part.first < n) target[ur] = xc[t - part.first];
+  });
+  if (!backward) {
+    const std::vector<C> m = whole_lse(lse);  // lse now holds exp(part's − max)
+    ws.collectives->all_reduce(part.tag, target.data(), rows, stats, false);
+    ws.collectives->all_reduce(part.tag, lse.data(), rows, stats, false);
+    each_row([&](std::int64_t r, const auto& o, const C*) {
+      const auto ur = static_cast<std::size_t>(r);
+      out[o[2]] = Element<S>::store(target_of(o) == ignore ? C(0) : m[ur] + std::log(lse[ur]) - target[ur]);
+    });
+    return;
+  }
+  if (lossp != nullptr) {
+    ws.collectives->all_reduce(part.tag, target.data(), rows, stats, false);
+  } else {
+    const std::vector<C> m = whole_lse(lse);
+    ws.collectives->all_reduce(part.tag, lse.data(), rows, stats, false);
+    for (std::size_t r = 0; r < urows; ++r) lse[r] = m[r] + std::log(lse[r]);
+  }
+  each_row([&](std::int64_t r, const auto& o, const C* xc) {
+    const auto ur = static_cast<std::size_t>(r);
+    const std::int64_t t = target_of(o);
+    S* dxr = out + o[3];
+    if (t == ignore) {
+      for (std::int64_t c = 0; c < n; ++c) dxr[c * g.dx_stride] = Element<S>::store(C(0));
+      return;
+    }
+    const C scale = Element<S>::load(dy[o[2]]);
+    const C row_lse = lossp != nullptr ? Element<S>::load(lossp[o[4]]) + target[ur] : lse[ur];
+    if (std::is_same_v<S, C> && g.dx_stride == 1) {
+      C* gr = reinterpret_cast<C*>(dxr);
+      rk.scaled_exp(xc, gr, n, row_lse, scale, false);
+      if (t - part.first >= 0 && t - part.first < n) gr[t - part.first] -= scale;
+      return;
+    }
+    for (std::int64_t c = 0; c < n; ++c) {
+      C v = scale * std::exp(xc[c] - row_lse);
+      if (c == t - part.first) v -= scale;
+      dxr[c * g.dx_stride] = Element<S>::store(v);
+    }
+  });
+}
+
 }  // namespace
 
 Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Operand>& srcs, const Operand& dst,
@@ -369,9 +507,11 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
   const XentRows g = xent_rows(step, logits.layout, targets.layout, per_row.layout, backward ? &dst.layout : nullptr,
                                has_loss ? &loss.layout : nullptr);
   const std::int64_t ignore = step.ignore_index;
+  const AxisPart part = step.part;
   Kernel k;
   k.name = std::string(backward ? "d." : "") + "cross_entropy " + std::string(name(dtype)) + " " +
-           layout_str(logits.layout) + " along dim " + std::to_string(step.axis);
+           layout_str(logits.layout) + " along dim " + std::to_string(step.axis) +
+           (part.split() ? " (classes " + std::to_string(part.first) + "+ of " + std::to_string(part.total) + ")" : "");
   visit_dtype(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using C = compute_t<S>;
@@ -380,6 +520,10 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
     } else {
       k.run = [=](const Workspace& ws) {
         const std::byte* tbase = buffer_ptr<const std::byte>(ws, targets.buffer);
+        if (part.split()) {
+          part_cross_entropy<S, C>(ws, step, g, logits, targets, srcs, dst, index_dtype, has_loss ? &loss : nullptr);
+          return;
+        }
         check_indices(tbase, targets.layout, index_dtype, g.classes, "cross_entropy's targets (operand 2)", ignore);
         const S* x = buffer_ptr<const S>(ws, logits.buffer) + logits.layout.offset;
         const std::int64_t t0 = targets.layout.offset;

@@ -110,7 +110,15 @@ void lower_fill(const FillStep& s, Lowering& low) {
   low.add_kernel("fill", [=](const Workspace& ws) { fill_values(device, dtype, buffer_base(ws, dst.buffer), dst.layout, value); });
 }
 
+/// A device's part of a split axis (plan.hpp's AxisPart: a mesh run, which is MPI's on the
+/// CPU): not lowered to CUDA.
+void cpu_only(const AxisPart& part, const char* what) {
+  if (part.split())
+    throw Error(std::string(what) + " on a device's part of a split axis (a run on a device mesh) is lowered to the CPU only");
+}
+
 void lower_gather(const GatherStep& s, Lowering& low) {
+  cpu_only(s.part, "get_at");
   const Value src = low.value(s.src), index = low.value(s.index), dst = low.value(s.dst);
   const std::size_t es = element_size(low.plan.dtype_of(s.dst));
   const DType index_dtype = low.plan.dtype_of(s.index);
@@ -125,6 +133,7 @@ void lower_gather(const GatherStep& s, Lowering& low) {
 }
 
 void lower_scatter_add(const ScatterAddStep& s, Lowering& low) {
+  cpu_only(s.part, "add_at");
   const Value acc = low.value(s.acc), index = low.value(s.index), updates = low.value(s.updates);
   const DType dtype = low.plan.dtype_of(s.dst), index_dtype = low.plan.dtype_of(s.index);
   const std::int64_t length = s.length, stride = s.stride;
@@ -138,6 +147,7 @@ void lower_scatter_add(const ScatterAddStep& s, Lowering& low) {
 }
 
 void lower_cross_entropy(const CrossEntropyStep& s, Lowering& low) {
+  cpu_only(s.part, "cross_entropy");
   const bool backward = s.backward;
   const Value logits = low.value(s.srcs[backward ? 1 : 0]), targets = low.value(s.srcs[backward ? 2 : 1]);
   const Value dst = low.value(s.dst);

@@ -30,9 +30,10 @@
 //
 // Errors found before any rank computes — a mesh whose size is not the communicator's, a layout
 // shard() refuses, a tensor of the wrong shape on any rank, what this first cut does not run —
-// are thrown on every rank as MeshError, with the first failing rank's message. Not run yet:
-// vocabulary parallelism (get_at and cross_entropy along a split axis, costed by shard()), a
-// forward reduce-scatter (a sum over an axis split over the dimension the result is split
+// are thrown on every rank as MeshError, with the first failing rank's message. Vocabulary
+// parallelism (get_at, add_at and cross_entropy along a split axis) runs on each rank's rows
+// of it (ProgramOptions::parts; the cross_entropy kernel's row all-reduces through
+// StepHooks' KernelCollectives). Not run yet: a forward reduce-scatter (a sum over an axis split over the dimension the result is split
 // over), a split layer axis (pipelines), micro-batches with a dropout whose first dim is not
 // the batch axis, dropout on a tensor split along another dim than its first, dtypes other
 // than f64, f32, bf16 and f16 in a collective. bf16 and f16 (mixed precision: their params,

@@ -9,13 +9,20 @@
 #include <vector>
 
 #include "einexpr/runtime/dtype.hpp"
+#include "einexpr/runtime/error.hpp"
 #include "einexpr/runtime/layout.hpp"
+#include "einexpr/runtime/program.hpp"
 
 namespace einexpr {
 
-class StepHooks {
+class StepHooks : public KernelCollectives {
  public:
-  virtual ~StepHooks() = default;
+  ~StepHooks() override = default;
+  /// A kernel's own collective (a cross_entropy on a part of its classes: AxisPart); only a
+  /// mesh's hooks have them.
+  void all_reduce(int /*tag*/, void* /*data*/, std::int64_t /*n*/, DType /*dtype*/, bool /*max*/) override {
+    throw InternalError("a kernel's collective outside a run on a device mesh", __FILE__, __LINE__);
+  }
   /// Before the forward's first statement (ZeRO-3: the params gathered).
   virtual void begin_forward() {}
   /// Forward statement `statement` has written its result (partial sums: all-reduced here).

@@ -43,16 +43,19 @@
 //               Megatron-LM's VocabParallelEmbedding and vocab_parallel_cross_entropy): get_at
 //               along a split axis looks up the rows its device holds, zeros for the others',
 //               and all-reduces the result (its gradient adds into the device's own rows, no
-//               collective); cross_entropy along split classes all-reduces three f32 values a
-//               row forward — the row's max (a max), its target's logit and its sum of exps (sums)
-//               — and nothing backward (each device's part of softmax − one-hot from them).
-//               The logits' einsum (its head) needs nothing forward; the gradient of its input
-//               sums over the split classes (an all-reduce of b·s·h backward).
+//               collective); cross_entropy along split classes all-reduces three values a row
+//               forward, as Megatron does — the largest of the parts' log-sum-exps (a max; Megatron
+//               takes the largest logit), the target's logit and the sum of exps (sums) — and
+//               backward, where Megatron keeps its softmax, one more: the target logit again (f32
+//               and f64 logits, whose loss then gives the row's log-sum-exp back), or the max and
+//               the sum again (16-bit logits); f64 values for f64 logits, else f32. The logits'
+//               einsum (its head) needs nothing forward; the gradient of its input sums over the
+//               split classes (an all-reduce of b·s·h backward).
 //
 // What this first cut does not do (a statement that needs it is an Error naming it and the
 // axis): a normalization or softmax along a split axis (they need their own statistics'
 // collectives), a split axis that is not the outermost of its composition. Running it: lib's
-// mesh_run.hpp (MPI; statement-level layouts and the vocabulary's collectives not yet).
+// mesh_run.hpp (MPI; statement-level layouts not yet).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -148,7 +151,8 @@ struct Collective {
   int layer = -1;
   double time_s = 0;       // under the α-β model (0 when MeshCost::timing has an error)
   int statement = -1;      // forward: the statement whose result it completes (backward: the
-                           // statement made again, its why "recomputed for the backward: ...")
+                           // statement made again, its why "recomputed for the backward: ...";
+                           // step "cross_entropy": the statement whose kernel issues it)
   int of = -1;             // backward and optimizer: the tensor whose gradient (or, ZeRO's
                            // gathers, which param) it completes
   std::string reduce = "sum";  // the all-reduce's operation on the parts: "sum", or "max"

@@ -233,6 +233,19 @@ struct FillStep {
   double value = 0;
   friend bool operator==(const FillStep&, const FillStep&) = default;
 };
+/// One device's part of an axis split over a device mesh (lib's mesh run sets it on a device's
+/// plans; the planner never does): the table of a gather or a scatter-add, or the logits of a
+/// cross_entropy, hold the rows (classes) [first, first + length) of `total`. Indices are
+/// checked against [0, total); one outside the part reads a row of zeros (gather), adds nothing
+/// (scatter-add) or has no target logit here (cross_entropy, whose rows' statistics the kernel
+/// completes over the devices through Workspace::collectives, `tag` naming the statement).
+/// total 0: the whole axis (every plan but a mesh device's).
+struct AxisPart {
+  std::int64_t first = 0, total = 0;
+  int tag = -1;
+  bool split() const noexcept { return total > 0; }
+  friend bool operator==(const AxisPart&, const AxisPart&) = default;
+};
 /// get_at's gather: dst[p] = element src[p] + index[p]·stride of src's buffer. src views the
 /// table with dst's shape and without the indexed axis (stride 0 along the dims only the
 /// indices have); index views the integer indices with dst's shape (stride 0 along the dims
@@ -240,6 +253,7 @@ struct FillStep {
 struct GatherStep {
   int src = 0, index = 0, dst = 0;
   std::int64_t length = 0, stride = 0;
+  AxisPart part = {};
   friend bool operator==(const GatherStep&, const GatherStep&) = default;
 };
 /// add_at's scatter-add, in place: acc views a temporary (made by an earlier Copy or Fill)
@@ -249,6 +263,7 @@ struct GatherStep {
 struct ScatterAddStep {
   int acc = 0, index = 0, updates = 0, dst = 0;
   std::int64_t length = 0, stride = 0;
+  AxisPart part = {};
   friend bool operator==(const ScatterAddStep&, const ScatterAddStep&) = default;
 };
 /// A concatenation's result: dst views the temporary its parts were copied into (each part
@@ -267,6 +282,7 @@ struct CrossEntropyStep {
   bool backward = false;
   int axis = 0;                       // the classes' dim of the logits
   std::int64_t ignore_index = -100;   // torch's default
+  AxisPart part = {};                 // the classes'
   friend bool operator==(const CrossEntropyStep&, const CrossEntropyStep&) = default;
 };
 /// dst (a new buffer) is zeros except where its view `into` (same buffer, src's shape)

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "einexpr/codegen/plan.hpp"
@@ -50,6 +51,11 @@ struct ProgramOptions {
   /// where the mask keeps it), so the backward keeps the 1-byte mask. Not training (a run, as
   /// torch's eval()): dropout is the identity, y a view of x.
   bool training = true;
+  /// One device's part of axes split over a device mesh (lib's mesh run; empty elsewhere): per
+  /// axis, the first row this device holds (AxisPart::first) and the whole axis' length
+  /// (AxisPart::total). A lookup (get_at, add_at) or a cross_entropy along such an axis takes
+  /// it as its step's AxisPart, tagged with the statement's index (plan.hpp).
+  std::vector<std::pair<std::string, AxisPart>> parts = {};
 };
 
 enum class TensorRole : unsigned char {

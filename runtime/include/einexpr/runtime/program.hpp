@@ -4,6 +4,7 @@
 // the inputs' data to buffers 0..n-1, allocates the temporaries, runs each kernel in order
 // and wraps the output buffer in a Tensor.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -17,11 +18,23 @@
 
 namespace einexpr {
 
+/// Collectives a kernel issues inside its own step: a run on a device mesh (lib's mesh run)
+/// gives them, so that a cross_entropy along classes split over devices completes each row's
+/// statistics over them; every other run gives none.
+class KernelCollectives {
+ public:
+  virtual ~KernelCollectives() = default;
+  /// `n` values of `dtype` at `data`, replaced by their elementwise max (else sum) over the
+  /// devices, for the step whose AxisPart::tag is `tag`.
+  virtual void all_reduce(int tag, void* data, std::int64_t n, DType dtype, bool max) = 0;
+};
+
 /// The buffers a kernel sees: the inputs' data pointers (element [0,...,0] of each input),
 /// then the temporaries, in Program order.
 struct Workspace {
   InlineVector<std::byte*, 8> buffers;  // up to 8 without an allocation
   Device device;
+  KernelCollectives* collectives = nullptr;  // a mesh run's (plan.hpp's AxisPart)
 };
 
 struct Kernel {
