@@ -204,7 +204,9 @@ struct Parts {
 
 Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOptions options, const TensorMap& given,
                  const ProgramCostOptions& cost_options) {
-  for (const auto& [name, t] : given) {
+  for (const auto& entry : given) {  // not a structured binding: clang 14 cannot capture one (P1091)
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     const bool listed = std::any_of(options.given.begin(), options.given.end(), [&](const GivenTensor& g) { return g.name == name; });
     if (t.defined() && !listed) options.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
   }
@@ -234,7 +236,9 @@ Parts plan_parts(const MeshComms& mc, const ast::Program& program, ProgramOption
     (void)mpi_count(static_cast<std::int64_t>(c.elements.u64()), "the " + std::string(name(c.kind)) + " of " + c.tensor);
   }
   p.local = options;
-  for (const auto& [axis, d] : mc.split) {
+  for (const auto& laid : mc.split) {
+    const std::string& axis = laid.first;  // named, not bound: captured below (clang 14)
+    const int d = laid.second;
     const auto it = std::find_if(p.whole.axes.begin(), p.whole.axes.end(), [&](const auto& a) { return a.first == axis; });
     const std::int64_t part = it->second / mc.mesh.dims[static_cast<std::size_t>(d)].size;  // shard() checked it divides
     bool set = false;
@@ -649,9 +653,12 @@ MeshTrainer::MeshTrainer(MPI_Comm comm, const ast::Program& program, const Mesh&
     // the local plan first (to know its tensors), then the trainer on it with the hooks
     m.local = plan_program(program, [&] {
       ProgramOptions o = m.parts.local;
-      for (const auto& [name, t] : mine)
+      for (const auto& entry : mine) {  // named, not bound: captured below (clang 14)
+        const std::string& name = entry.first;
+        const Tensor& t = entry.second;
         if (std::none_of(o.given.begin(), o.given.end(), [&](const GivenTensor& g) { return g.name == name; }))
           o.given.push_back({name, t.shape(), t.dtype(), "the tensor given for '" + name + "'"});
+      }
       return o;
     }());
     const ProgramPlan& local = m.local;
