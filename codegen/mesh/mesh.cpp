@@ -493,8 +493,8 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, st
       for (int a : n->axes) names(p.value(n->dst).dims.at(static_cast<std::size_t>(a)), along);
       for (const std::string& a : along) unsupported(a, std::string(name(n->kind)));
     } else if (const auto* x = std::get_if<CrossEntropyStep>(&step)) {
-      // vocabulary parallelism (Megatron's): forward, each row's max, target logit and sum of
-      // exps all-reduced; backward, each device's part of softmax − one-hot from them, no more
+      // vocabulary parallelism: each row's statistics all-reduced by the kernel itself
+      // (add_cross_entropy lists them, forward and backward)
       std::set<std::string> classes;
       names(p.value(x->srcs[x->backward ? 1 : 0]).dims.at(static_cast<std::size_t>(x->axis)), classes);
       for (const std::string& a : classes)
@@ -504,9 +504,9 @@ std::set<std::string> Sharder::summed(const Plan& p, const std::string& what, st
           along->classes_dtype = p.dtype_of(x->srcs[x->backward ? 1 : 0]);
         }
     } else if (const auto* g = std::get_if<GatherStep>(&step)) {
-      // a lookup along a split axis: each device's rows, zeros for the others' — partial sums
-      // the table: the values on the buffer src views (src itself is laid over the result's
-      // axes, the looked-up one read through the step's stride)
+      // a lookup along a split axis: each device's rows, zeros for the others' — partial sums.
+      // The table's axes: those of the values on the buffer src views (src itself is laid
+      // over the result's axes, the looked-up one read through the step's stride)
       std::set<std::string> table;
       for (std::size_t v = 0; v < p.values.size(); ++v)
         if (p.values[v].buffer == p.value(g->src).buffer)
