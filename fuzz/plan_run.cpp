@@ -65,6 +65,14 @@ std::int64_t reference_work(const Case& c) {
   };
   for (const ast::Operand& o : c.pattern.operands) anonymous(o);
   anonymous(c.pattern.output);
+  // the reference reads each input whole, element by element: a broadcast view (stride 0) of
+  // few elements in memory may still hold many (an input's "..." of 2^29, found by fuzz_plan
+  // on 2026-11-28: a 4.35 GB vector for a 100-byte case)
+  for (const Layout& l : c.inputs) {
+    double n = 1;
+    for (std::int64_t len : l.shape) n *= static_cast<double>(std::max<std::int64_t>(len, 1));
+    work = std::max(work, n);
+  }
   return work > static_cast<double>(max_reference_work) ? max_reference_work + 1 : static_cast<std::int64_t>(work);
 }
 
