@@ -12,6 +12,7 @@
 //   generic              a strided loop over (B.., m, n) with the k sum innermost per output
 //                        row, for Hadamard-like shapes where a GEMM call per element wastes.
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <string>
 #include <vector>
@@ -104,10 +105,17 @@ void restage(const Workspace& ws, const GemmOperand& op, DType dtype, DType gemm
   }
 }
 
+/// a·b, or INT64_MAX where that overflows: a work estimate, only compared with thresholds (a
+/// GEMM of m·n·k past 2^63 is lowered when it is planned, though no run could finish it).
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+}
+
 struct BatchedGemm {
   GemmOperand a, b, c;
   Nest<3> batch;  // batch dims of a, b, c as the GEMM sees them
-  std::int64_t mnk = 0;
+  std::int64_t mnk = 0;  // saturated at INT64_MAX
   DType dtype = DType::f32, gemm_dtype = DType::f32;
 };
 
@@ -168,7 +176,7 @@ void run_gemm(const BatchedGemm& p, const Workspace& ws) {
   const std::int64_t batches = p.batch.numel();
   const int threads = num_threads();
   gemm_single_threaded();
-  if (threads <= 1 || batches * p.mnk < parallel_threshold) {
+  if (threads <= 1 || saturating_mul(batches, p.mnk) < parallel_threshold) {
     gemm_units(p, a, b, c, 0, batches, 1);
   } else {
     const int parts = gemm_parts(batches, threads);
@@ -191,7 +199,7 @@ Kernel gemm_kernel(const ContractStep& step, const Operand& a, const Operand& b,
   p.batch = Nest<3>::make(batch, {batch_strides(p.a.gemm.layout, step.batch_dims),
                                   batch_strides(p.b.gemm.layout, step.batch_dims),
                                   batch_strides(p.c.gemm.layout, step.batch_dims)});
-  p.mnk = p.a.map.rows * p.a.map.cols * p.b.map.cols;
+  p.mnk = saturating_mul(saturating_mul(p.a.map.rows, p.a.map.cols), p.b.map.cols);
   std::string label = "gemm " + std::string(name(dtype)) + " " + shape_str(a.layout.shape) + " x " +
                       shape_str(b.layout.shape) + " (" + gemm_library();
   for (const auto& [op, what] : {std::pair{&p.a, " staged a"}, {&p.b, " staged b"}, {&p.c, " staged dst"}})
