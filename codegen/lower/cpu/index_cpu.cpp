@@ -382,6 +382,27 @@ const vec::RowKernels<C>& row_kernels() {
   else return t.rows_f64;
 }
 
+/// A row of logits (n classes from xr, `g.x_stride` apart) as contiguous C: in place where it
+/// already is, else loaded into `row` (n elements).
+template <class S, class C>
+const C* logits_row(const S* xr, const XentRows& g, std::vector<C>& row) {
+  if (std::is_same_v<S, C> && g.x_stride == 1) return reinterpret_cast<const C*>(xr);
+  for (std::int64_t c = 0; c < g.classes; ++c) row[static_cast<std::size_t>(c)] = Element<S>::load(xr[c * g.x_stride]);
+  return row.data();
+}
+
+/// run(begin, end) over the rows of a cross-entropy of n classes: on einexpr's threads where
+/// there is enough work.
+template <class F>
+void over_rows(std::int64_t rows, std::int64_t n, const F& run) {
+  if (num_threads() <= 1 || rows <= 1 || rows * n < parallel_threshold) {
+    run(0, rows);
+    return;
+  }
+  const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(n, 1));
+  parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
+}
+
 /// A cross_entropy on one device's part of the classes (AxisPart): each row's statistics are
 /// completed over the devices by Workspace::collectives, in the order the mesh's cost lists
 /// them. Forward: each row's log-sum-exp over the part (its max M over the devices, a max;
@@ -410,29 +431,15 @@ void part_cross_entropy(const Workspace& ws, const CrossEntropyStep& step, const
   const std::int64_t t0 = targets.layout.offset;
   // runs f(r, offsets, this row's logits (as C, contiguous)) over every row, in parallel
   auto each_row = [&](auto&& f) {
-    auto run = [&](std::int64_t begin, std::int64_t end) {
+    over_rows(rows, n, [&](std::int64_t begin, std::int64_t end) {
       std::vector<C> row(static_cast<std::size_t>(n));
       Odometer<5> odo(g.rows.shape, g.rows.strides, g.rows.shape.size());
       odo.seek(begin);
       for (std::int64_t r = begin; r < end; ++r, odo.next()) {
         const auto& o = odo.offsets();
-        const S* xr = x + o[0];
-        const C* xc;
-        if (std::is_same_v<S, C> && g.x_stride == 1) {
-          xc = reinterpret_cast<const C*>(xr);
-        } else {
-          for (std::int64_t c = 0; c < n; ++c) row[static_cast<std::size_t>(c)] = Element<S>::load(xr[c * g.x_stride]);
-          xc = row.data();
-        }
-        f(r, o, xc);
+        f(r, o, logits_row<S, C>(x + o[0], g, row));
       }
-    };
-    if (num_threads() <= 1 || rows <= 1 || rows * n < parallel_threshold) {
-      run(0, rows);
-      return;
-    }
-    const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(n, 1));
-    parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
+    });
   };
   auto target_of = [&](const auto& o) { return read_index(tbase, t0 + o[1], index_dtype); };
   const auto urows = static_cast<std::size_t>(rows);
@@ -547,14 +554,7 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
           odo.seek(begin);
           for (std::int64_t r = begin; r < end; ++r, odo.next()) {
             const auto& o = odo.offsets();
-            const S* xr = x + o[0];
-            const C* xc;
-            if (in_place) {
-              xc = reinterpret_cast<const C*>(xr);
-            } else {
-              for (std::int64_t c = 0; c < n; ++c) row[static_cast<std::size_t>(c)] = Element<S>::load(xr[c * g.x_stride]);
-              xc = row.data();
-            }
+            const C* xc = logits_row<S, C>(x + o[0], g, row);
             const std::int64_t t = read_index(tbase, t0 + o[1], index_dtype);
             const bool ignored = t == ignore;
             if (!backward) {
@@ -584,12 +584,7 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
               for (std::int64_t c = 0; c < n; ++c) dxr[c * g.dx_stride] = Element<S>::store(gr[static_cast<std::size_t>(c)]);
           }
         };
-        if (num_threads() <= 1 || rows <= 1 || rows * n < parallel_threshold) {
-          run(0, rows);
-          return;
-        }
-        const std::int64_t grain = std::max<std::int64_t>(1, parallel_threshold / 4 / std::max<std::int64_t>(n, 1));
-        parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
+        over_rows(rows, n, run);
       };
     }
   });
