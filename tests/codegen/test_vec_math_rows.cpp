@@ -94,3 +94,87 @@ TEST_CASE("every table's normalization rows match the reference", "[lower_cpu][v
     check_rows<double>(tables.list[t]->rows_f64, 1e-13);
   }
 }
+
+namespace {
+
+// cross_entropy's rows: logsumexp (one pass, each later block's exps against the running max)
+// and scaled_exp (scale · exp(x - shift) with shift the row's log-sum-exp), against long
+// double. Rows of every length around a vector and a block (2048), with the max rising by 20
+// a block (summed again and rescaled), by 4 a block (terms up to e^4 summed as read), spread
+// over [-300, 0] (below exp_near_max's -86), far from 0, and with -inf, NaN or +inf in a
+// later block.
+template <class T>
+void check_entropy_rows(const vec::RowKernels<T>& k, double tol_lse, double tol_exp) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  double worst_lse = 0, worst_exp = 0;
+  for (std::int64_t n : {1, 7, 8, 9, 16, 17, 100, 2047, 2048, 2049, 4113, 6200})
+    for (int shape = 0; shape < 8; ++shape) {
+      CAPTURE(n, shape);
+      std::vector<T> x(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double g = normal(rng), v = static_cast<double>(i);
+        const double values[] = {3 * g, 0.01 * v + g, 0.002 * v + 0.1 * g, -300 * std::fabs(std::sin(v)) + g,
+                                 1000 + g, g, g, g};
+        x[static_cast<std::size_t>(i)] = static_cast<T>(values[shape]);
+      }
+      const auto late = static_cast<std::size_t>(n - 1 - n / 7);  // in the last block
+      if (shape == 5) x[late] = -std::numeric_limits<T>::infinity();
+      if (shape == 6) x[late] = std::numeric_limits<T>::quiet_NaN();
+      if (shape == 7) x[late] = std::numeric_limits<T>::infinity();
+      LD m = -std::numeric_limits<LD>::infinity(), s = 0;
+      for (T v : x) m = std::max<LD>(m, v);
+      for (T v : x) s += std::exp(static_cast<LD>(v) - m);
+      const LD want = std::isinf(m) && m < 0 ? m : m + std::log(s);  // a row of -inf: -inf
+      const T got = k.logsumexp(x.data(), n);
+      CAPTURE(static_cast<double>(got), static_cast<double>(want));
+      if (shape >= 6) {  // NaN, and +inf: exp(inf - inf), as the reference
+        CHECK(std::isnan(got));
+        continue;
+      }
+      if (std::isinf(want)) {
+        CHECK(static_cast<LD>(got) == want);
+        continue;
+      }
+      const double err = static_cast<double>(std::fabs(static_cast<LD>(got) - want) / std::max<LD>(1, std::fabs(want)));
+      worst_lse = std::max(worst_lse, err);
+      CHECK(err <= tol_lse);
+      const T scale = T(-1.25);
+      std::vector<T> y(static_cast<std::size_t>(n) + 1);
+      for (bool stream : {false, true}) {
+        T* out = y.data() + (stream ? 1 : 0);  // streamed: off its alignment
+        k.scaled_exp(x.data(), out, n, got, scale, stream);
+        if (stream) k.fence();
+        for (std::int64_t i = 0; i < n; ++i) {
+          const LD w = static_cast<LD>(scale) * std::exp(static_cast<LD>(x[static_cast<std::size_t>(i)]) - static_cast<LD>(got));
+          CAPTURE(i, out[i], static_cast<double>(w));
+          if (w == 0) {
+            CHECK(out[i] == 0);
+            continue;
+          }
+          // beside the exp's error, x - shift rounded to T: half an ULP of it, e^d's relative error
+          const double d = static_cast<double>(std::fabs(static_cast<LD>(x[static_cast<std::size_t>(i)]) - static_cast<LD>(got)));
+          const double e = static_cast<double>(std::fabs(out[i] - w) / std::fabs(w)) - d * std::numeric_limits<T>::epsilon() / 2;
+          if (std::fabs(w) >= std::numeric_limits<T>::min()) {
+            worst_exp = std::max(worst_exp, e);
+            CHECK(e <= tol_exp);
+          } else {
+            // a subnormal result: within the smallest normal number (the scalar table flushes them)
+            CHECK(std::fabs(out[i] - w) <= std::numeric_limits<T>::min());
+          }
+        }
+      }
+    }
+  WARN("largest relative error: logsumexp " << worst_lse << ", scaled_exp " << worst_exp);
+}
+
+}  // namespace
+
+TEST_CASE("every table's cross_entropy rows (logsumexp, scaled_exp) match the reference", "[lower_cpu][vec_math]") {
+  const vec::Tables tables = vec::runnable_tables();
+  for (int t = 0; t < tables.count; ++t) {
+    CAPTURE(tables.list[t]->isa);
+    check_entropy_rows<float>(tables.list[t]->rows_f32, 3e-7, 4e-7);
+    check_entropy_rows<double>(tables.list[t]->rows_f64, 1e-15, 1e-15);
+  }
+}

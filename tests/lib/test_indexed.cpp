@@ -161,24 +161,39 @@ TEST_CASE("indexed ops, concatenation, split, pack and unpack match torch: value
 }
 
 TEST_CASE("cross_entropy over rows longer than a logsumexp block, the max growing block by block", "[indexed]") {
-  // 5000 classes: three blocks of the one-pass logsumexp. Row 0 rises (each block's max
-  // beats the last: the running sum is rescaled twice), row 1 falls, row 2 is random with a
-  // -inf, row 3 holds -inf at its target (an infinite loss: its gradient takes the two-pass
-  // softmax). Loss and dlogits, f32 and f64, against f64 loops.
-  const std::int64_t R = 4, V = 5000;
+  // 5000 classes: three blocks of the one-pass logsumexp, the later two summed with the
+  // running max as they are read, a block whose x - max leaves [-86, 8] summed again. Row 0
+  // rises by 20 a block (each later block's max 20 above the running one: summed again, the
+  // running sum rescaled), row 1 falls, row 2 is random with a -inf (in the first block), row
+  // 3 holds -inf at its target (an infinite loss: its gradient takes the two-pass softmax),
+  // row 4 rises by 4 a block (summed as read, terms up to e^4), row 5 spreads over [-300, 0]
+  // (x - max below -86 in every block), row 6 is -inf but at its target in the second block
+  // (a loss of exactly 0, a gradient of exactly 0), row 7 holds a NaN and row 8 a +inf in
+  // the third block (a NaN loss and gradient, as the f64 loop gives). Loss and dlogits, f32
+  // and f64, against f64 loops.
+  const std::int64_t R = 9, V = 5000;
   const std::vector<double> noise = Tensor::randn({R, V}, DType::f64, 11).to_vector<double>();
   std::vector<double> lv(static_cast<std::size_t>(R * V));
+  auto at_rv = [&](std::int64_t r, std::int64_t v) -> double& { return lv[static_cast<std::size_t>(r * V + v)]; };
+  auto noise_rv = [&](std::int64_t r, std::int64_t v) { return noise[static_cast<std::size_t>(r * V + v)]; };
   for (std::int64_t v = 0; v < V; ++v) {
-    const auto i = static_cast<std::size_t>(v);
-    lv[i] = 0.01 * static_cast<double>(v) + noise[i];
-    lv[static_cast<std::size_t>(V) + i] = -0.01 * static_cast<double>(v) + noise[static_cast<std::size_t>(V) + i];
-    lv[static_cast<std::size_t>(2 * V) + i] = 3 * noise[static_cast<std::size_t>(2 * V) + i];
-    lv[static_cast<std::size_t>(3 * V) + i] = noise[static_cast<std::size_t>(3 * V) + i];
+    at_rv(0, v) = 0.01 * static_cast<double>(v) + noise_rv(0, v);
+    at_rv(1, v) = -0.01 * static_cast<double>(v) + noise_rv(1, v);
+    at_rv(2, v) = 3 * noise_rv(2, v);
+    at_rv(3, v) = noise_rv(3, v);
+    at_rv(4, v) = 0.002 * static_cast<double>(v) + 0.1 * noise_rv(4, v);
+    at_rv(5, v) = -300.0 * std::fabs(std::sin(static_cast<double>(v))) + noise_rv(5, v);
+    at_rv(6, v) = -INFINITY;
+    at_rv(7, v) = noise_rv(7, v);
+    at_rv(8, v) = noise_rv(8, v);
   }
-  lv[static_cast<std::size_t>(2 * V + 17)] = -INFINITY;
-  const std::vector<std::int64_t> tv = {4999, 3, 2500, 42};
-  lv[static_cast<std::size_t>(3 * V + 42)] = -INFINITY;
-  const std::vector<double> dyv = {0.5, -1.25, 2.0, 0.75};
+  at_rv(2, 17) = -INFINITY;
+  const std::vector<std::int64_t> tv = {4999, 3, 2500, 42, 4000, 7, 3000, 10, 20};
+  at_rv(3, 42) = -INFINITY;
+  at_rv(6, 3000) = 1.5;
+  at_rv(7, 4500) = NAN;
+  at_rv(8, 4600) = INFINITY;
+  const std::vector<double> dyv = {0.5, -1.25, 2.0, 0.75, 1.0, -0.5, 3.0, 1.0, 1.0};
   for (const DType dtype : {DType::f32, DType::f64}) {
     CAPTURE(name(dtype));
     const Tensor x = Tensor::from_doubles(lv, {R, V}, dtype);
@@ -199,13 +214,22 @@ TEST_CASE("cross_entropy over rows longer than a logsumexp block, the max growin
       for (std::int64_t v = 0; v < V; ++v) e += std::exp(at(v) - m);
       const double lse = m + std::log(e), target = tv[static_cast<std::size_t>(r)];
       const double want = lse - at(static_cast<std::int64_t>(target));
-      if (std::isinf(want)) CHECK(got[static_cast<std::size_t>(r)] == want);
-      else CHECK(std::fabs(got[static_cast<std::size_t>(r)] - want) <= tol * std::max(1.0, std::fabs(want)));
+      const double have = got[static_cast<std::size_t>(r)];
+      if (r >= 7) {  // the NaN and the +inf
+        CHECK(std::isnan(want));
+        CHECK(std::isnan(have));
+        for (std::int64_t v = 0; v < V; ++v) CHECK(std::isnan(dg[static_cast<std::size_t>(r * V + v)]));
+        continue;
+      }
+      if (std::isinf(want) || want == 0) CHECK(have == want);
+      else CHECK(std::fabs(have - want) <= tol * std::max(1.0, std::fabs(want)));
       double worst = 0;
       for (std::int64_t v = 0; v < V; ++v) {
         const double dy = dyv[static_cast<std::size_t>(r)];
         const double g = dy * std::exp(at(v) - lse) - (v == target ? dy : 0.0);
-        worst = std::max(worst, std::fabs(dg[static_cast<std::size_t>(r * V + v)] - g));
+        const double d = dg[static_cast<std::size_t>(r * V + v)];
+        if (r == 6) REQUIRE(d == g);  // exactly 0 (the target's dy - dy too)
+        worst = std::max(worst, std::fabs(d - g));
       }
       CHECK(worst <= 4 * tol * std::fabs(dyv[static_cast<std::size_t>(r)]));
     }

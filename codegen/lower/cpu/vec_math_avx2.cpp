@@ -60,6 +60,7 @@ struct F32Ops {
 struct F32 : F32Ops {
   static R exp(R x) { return InlineF32<F32Ops>::exp(x); }
   static R exp_fast(R x) { return InlineF32<F32Ops>::exp_fast(x); }
+  static R exp_near_max(R d) { return InlineF32<F32Ops>::exp_near_max(d); }
   static R gelu_erf(R x) { return InlineF32<F32Ops>::gelu_erf(x); }
   static R log(R x) { return Sleef_logf8_u10avx2(x); }
   static R log1p(R x) { return Sleef_log1pf8_u10avx2(x); }
@@ -86,6 +87,7 @@ struct F64 {
   static R div(R a, R b) { return _mm256_div_pd(a, b); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }
   static R max(R a, R b) { return _mm256_max_pd(a, b); }
+  static R min(R a, R b) { return _mm256_min_pd(a, b); }
   static R abs(R x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
   static R neg(R x) { return _mm256_xor_pd(x, _mm256_set1_pd(-0.0)); }
   static M lt(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }

@@ -67,6 +67,7 @@ struct F32Ops {
 struct F32 : F32Ops {
   static R exp(R x) { return InlineF32<F32Ops>::exp(x); }
   static R exp_fast(R x) { return InlineF32<F32Ops>::exp_fast(x); }
+  static R exp_near_max(R d) { return InlineF32<F32Ops>::exp_near_max(d); }
   static R gelu_erf(R x) { return InlineF32<F32Ops>::gelu_erf(x); }
   static R log(R x) { return Sleef_logf16_u10avx512f(x); }
   static R log1p(R x) { return Sleef_log1pf16_u10avx512f(x); }
@@ -93,6 +94,7 @@ struct F64 {
   static R div(R a, R b) { return _mm512_div_pd(a, b); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
   static R max(R a, R b) { return _mm512_mask_max_pd(b, __mmask8(0xFF), a, b); }  // as F32::max
+  static R min(R a, R b) { return _mm512_mask_min_pd(b, __mmask8(0xFF), a, b); }  // as F32::min
   static R abs(R x) {
     return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MAX)));
   }

@@ -44,6 +44,14 @@ struct Math {
     else
       return V::exp(x);
   }
+  /// e^d for d in [-86, 8] (a logit less a running maximum), unspecified outside it: the
+  /// ISA's exp_near_max if it has one (f32 under AVX2 and AVX-512), else exp_fast.
+  static R exp_near_max(R d) {
+    if constexpr (requires(R r) { V::exp_near_max(r); })
+      return V::exp_near_max(d);
+    else
+      return exp_fast(d);
+  }
   /// The lanes whose sign bit is set: AVX2's blendv reads the sign bit itself (V::sign_mask
   /// is x), elsewhere x < 0, which differs only at -0 and at NaN, where the callers below
   /// give the same result either way.

@@ -29,6 +29,7 @@ struct Scalar {
   static R div(R a, R b) { return a / b; }
   static R fma(R a, R b, R c) { return a * b + c; }
   static R max(R a, R b) { return a > b ? a : b; }  // b where unordered, as maxps
+  static R min(R a, R b) { return a < b ? a : b; }  // b where unordered, as minps
   static R abs(R x) { return std::fabs(x); }
   static R neg(R x) { return -x; }
   static M lt(R a, R b) { return a < b; }
