@@ -221,13 +221,10 @@ struct EntropyRows {
     double total = 0;
     for (std::int64_t i = 0; i < n; i += lse_block) {
       const std::int64_t len = std::min(lse_block, n - i);
-      if (mx != minus_inf) {
-        T lo, hi;
-        const double s = near_max_sum(x + i, len, mx, lo, hi);
-        if (lo >= T(-86) && hi <= T(8)) {
-          total += s;
-          continue;
-        }
+      double s = 0;
+      if (mx != minus_inf && near_max_sum(x + i, len, mx, s)) {
+        total += s;
+        continue;
       }
       const T bm = Rows<V>::max_of(x + i, len);
       if (bm != bm) return bm;  // max_of's NaN (where it keeps one; the sum below catches the others)
@@ -249,10 +246,21 @@ struct EntropyRows {
     return static_cast<T>(static_cast<double>(mx) + std::log(total));
   }
 
-  /// The sum of exp_near_max(x - m) over n elements (in T over sum_block elements, then in
-  /// double, as Rows::sum), with the least and largest x - m in lo and hi (NaN lanes aside:
-  /// they make the sum NaN). Two vectors in flight, each with its own sum, min and max.
-  static double near_max_sum(const T* x, std::int64_t n, T m, T& lo, T& hi) {
+  /// Whether every lane of lo (the least x - m seen) and hi (the largest) is in exp_near_max's
+  /// [-86, 8] (NaN lanes aside: min and max may drop them; they make the result NaN).
+  static bool near(R lo, R hi) {
+    T l[w], h[w];
+    V::store(l, lo);
+    V::store(h, hi);
+    bool in = true;
+    for (int j = 0; j < w; ++j) in = in && l[j] >= T(-86) && h[j] <= T(8);
+    return in;
+  }
+
+  /// sum = the sum of exp_near_max(x - m) over n elements (in T over sum_block elements, then
+  /// in double, as Rows::sum); whether every x - m was in [-86, 8]. Two vectors in flight,
+  /// each with its own sum, min and max.
+  static bool near_max_sum(const T* x, std::int64_t n, T m, double& sum) {
     const R mv = V::set(m);
     R lo0 = V::set(__builtin_inf()), lo1 = lo0, hi0 = V::set(-__builtin_inf()), hi1 = hi0;
     double total = 0;
@@ -278,12 +286,8 @@ struct EntropyRows {
       V::store(b, Math<V>::exp_near_max(d));
       for (std::int64_t k = 0; k < w; ++k) total += k < n - i ? static_cast<double>(b[k]) : 0.0;
     }
-    T l[w], h[w];
-    V::store(l, V::min(lo0, lo1));
-    V::store(h, V::max(hi0, hi1));
-    lo = l[0], hi = h[0];
-    for (int k = 1; k < w; ++k) lo = l[k] < lo ? l[k] : lo, hi = h[k] > hi ? h[k] : hi;
-    return total;
+    sum = total;
+    return near(V::min(lo0, lo1), V::max(hi0, hi1));
   }
 
   /// scale · exp(x - shift), shift a row's log-sum-exp (x - shift <= 0 up to its rounding):
@@ -331,12 +335,7 @@ struct EntropyRows {
       const R e = at(b, lo0, hi0);
       Rows<V>::store_partial(y + i, e, std::min<std::int64_t>(w, n - i));
     }
-    T l[w], h[w];
-    V::store(l, V::min(lo0, lo1));
-    V::store(h, V::max(hi0, hi1));
-    bool near = true;
-    for (int j = 0; j < w; ++j) near = near && l[j] >= T(-86) && h[j] <= T(8);
-    return near;
+    return near(V::min(lo0, lo1), V::max(hi0, hi1));
   }
 
   static void scaled_softmax(const T* x, T* y, std::int64_t n, T scale, bool stream, T* scratch) {
