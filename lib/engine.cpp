@@ -9,6 +9,7 @@
 #include "einexpr/parser/numpy_hint.hpp"
 #include "einexpr/parser/parse.hpp"
 #include "einexpr/runtime/cache.hpp"
+#include "einexpr/runtime/strided.hpp"
 
 namespace einexpr::engine {
 
@@ -155,6 +156,49 @@ std::string context(std::string_view op_name, std::string_view pattern, TensorRe
   }
   if (const std::string hint = numpy_pattern_hint(pattern); !hint.empty()) s += "\n  " + hint;
   return s;
+}
+
+namespace {
+
+/// Where `plan` (of one input) is views of input 0, then one copy of the last into the
+/// output, a new contiguous tensor: that copy's source view; else null.
+const Layout* copied_view(const Plan& plan) {
+  if (plan.num_inputs != 1 || plan.steps.empty()) return nullptr;
+  for (std::size_t i = 0; i + 1 < plan.steps.size(); ++i)
+    if (!std::holds_alternative<ViewStep>(plan.steps[i])) return nullptr;
+  const auto* copy = std::get_if<CopyStep>(&plan.steps.back());
+  if (copy == nullptr || copy->dst != plan.output || plan.value(copy->src).buffer != 0) return nullptr;
+  const Layout& out = plan.output_value().layout;
+  if (plan.output_value().buffer < plan.num_inputs || out.offset != 0 || out.strides != contiguous_strides(out.shape))
+    return nullptr;
+  return &plan.value(copy->src).layout;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_outputs(std::span<const std::shared_ptr<const Entry>> entries, const Tensor& x) {
+  constexpr std::int64_t fewest_rows = 64;  // fewer, longer rows: each copy's own pieces share them out better
+  std::vector<Tensor> out;
+  std::vector<RowCopy> rows;
+  if (x.device().is_cpu() && entries.size() > 1) {
+    for (const auto& e : entries) {
+      const Layout* src = copied_view(e->plan);
+      if (src == nullptr) break;
+      Tensor t = Tensor::empty(e->plan.output_value().layout.shape, e->program.dtype, x.device());
+      const std::optional<RowCopy> r = as_rows(static_cast<std::byte*>(t.data_ptr()), t.layout(),
+                                               static_cast<const std::byte*>(x.data_ptr()), *src, element_size(x.dtype()));
+      if (!r || r->rows < fewest_rows || (!rows.empty() && r->rows != rows[0].rows)) break;
+      rows.push_back(*r);
+      out.push_back(std::move(t));
+    }
+    if (rows.size() == entries.size()) {
+      copy_rows_together(rows, element_size(x.dtype()));
+      return out;
+    }
+    out.clear();
+  }
+  for (const auto& e : entries) out.push_back(e->program.run(std::span<const Tensor>(&x, 1)));
+  return out;
 }
 
 }  // namespace einexpr::engine

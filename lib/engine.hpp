@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "einexpr/codegen/lower.hpp"
 #include "einexpr/codegen/plan.hpp"
@@ -37,6 +38,11 @@ std::shared_ptr<const ast::Pattern> pattern(Op op, std::string_view text);
 /// The cached entry for `request`: planned with plan() and lowered on a miss.
 std::shared_ptr<const Entry> entry(const Request& request);
 
+/// The outputs of a split or an unpack of x: entries[j] is output j's (planned for x). Where
+/// each of them copies rows of x (views of x, then one copy into a new tensor) and they have
+/// the same many rows, at least 64, their copies run in one pass over x
+/// (copy_rows_together); otherwise each program runs in turn.
+std::vector<Tensor> run_outputs(std::span<const std::shared_ptr<const Entry>> entries, const Tensor& x);
 /// Plans and lowers `request` with an already parsed pattern (no caching; counts both).
 Entry make_entry(const OpSpec& spec, const ast::Pattern* pattern, TensorRefs inputs);
 

@@ -78,12 +78,16 @@ std::vector<Tensor> split(const Tensor& x, std::string_view pattern, const AxisL
   const std::shared_ptr<const ast::Pattern> p = guarded("split", pattern, std::span<const Tensor>(&x, 1), &lengths,
                                                         [&] { return engine::pattern(Op::rearrange, pattern); });
   const int outputs = 1 + static_cast<int>(p->more_outputs.size());
-  std::vector<Tensor> out;
+  const std::span<const Tensor> in(&x, 1);
+  std::vector<std::shared_ptr<const engine::Entry>> entries;
   for (int j = 0; j < outputs; ++j) {
-    OpSpec spec = OpSpec::rearrange(lengths, copy, j);
-    out.push_back(execute(spec, pattern, std::span<const Tensor>(&x, 1), nullptr));
+    const OpSpec spec = OpSpec::rearrange(lengths, copy, j);
+    guarded("rearrange", pattern, in, &lengths, [&] {
+      engine::common_dtype_device("rearrange", in);
+      entries.push_back(engine::entry({spec, pattern, in}));
+    });
   }
-  return out;
+  return guarded("rearrange", pattern, in, &lengths, [&] { return engine::run_outputs(entries, x); });
 }
 
 Tensor reduce(const Tensor& x, std::string_view pattern, Reduction reduction, const AxisLengths& lengths,

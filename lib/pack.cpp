@@ -61,11 +61,26 @@ std::vector<Tensor> unpack(const Tensor& packed, std::span<const Shape> shapes, 
     e.add_context(engine::context("unpack", pattern, in, nullptr));
     throw e;
   }
-  std::vector<Tensor> out;
   const std::vector<Shape> all(shapes.begin(), shapes.end());
-  for (std::size_t j = 0; j < all.size(); ++j) out.push_back(apply(OpSpec::unpack(all, static_cast<int>(j)), in, pattern));
   if (all.empty()) (void)apply(OpSpec::unpack(all, 0), in, pattern);  // says what is missing
-  return out;
+  std::vector<std::shared_ptr<const engine::Entry>> entries;
+  const OpSpec first = OpSpec::unpack(all, 0);
+  auto with_context = [&](auto&& f) {
+    try {
+      return f();
+    } catch (Error& e) {
+      e.add_context(engine::context(engine::op_name(first), pattern, in, &first.lengths));
+      throw;
+    }
+  };
+  for (std::size_t j = 0; j < all.size(); ++j) {
+    const OpSpec spec = OpSpec::unpack(all, static_cast<int>(j));
+    with_context([&] {
+      engine::common_dtype_device("unpack", in);
+      entries.push_back(engine::entry({spec, pattern, in}));
+    });
+  }
+  return with_context([&] { return engine::run_outputs(entries, packed); });
 }
 
 AxisLengths parse_shape(const Tensor& x, std::string_view pattern) {

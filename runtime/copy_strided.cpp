@@ -193,6 +193,64 @@ void copy_strided(std::byte* dst, const Layout& dst_layout, const std::byte* src
   }
 }
 
+std::optional<RowCopy> as_rows(std::byte* dst, const Layout& dst_layout, const std::byte* src, const Layout& src_layout,
+                               std::size_t element_size) {
+  EINEXPR_ASSERT(dst_layout.shape == src_layout.shape, "as_rows: shapes differ");
+  const auto es = static_cast<std::int64_t>(element_size);
+  RowCopy r{dst + dst_layout.offset * es, src + src_layout.offset * es, 1, 1, 0, 0};
+  if (checked_numel(dst_layout.shape) == 0) {
+    r.rows = 0;
+    return r;
+  }
+  const CollapsedDims c = collapse_dims(dst_layout.shape, {&dst_layout.strides, &src_layout.strides});
+  const std::size_t rank = c.shape.size();
+  if (rank == 0) return r;  // one element
+  if (rank == 1 && (c.strides[0][0] != 1 || c.strides[1][0] != 1)) {  // rows of one element
+    r.rows = c.shape[0];
+    r.dst_step = c.strides[0][0];
+    r.src_step = c.strides[1][0];
+    return r;
+  }
+  if (rank > 2 || c.strides[0][rank - 1] != 1 || c.strides[1][rank - 1] != 1) return std::nullopt;
+  r.length = c.shape[rank - 1];
+  if (rank == 2) {
+    r.rows = c.shape[0];
+    r.dst_step = c.strides[0][0];
+    r.src_step = c.strides[1][0];
+  }
+  return r;
+}
+
+void copy_rows_together(std::span<const RowCopy> copies, std::size_t element_size) {
+  if (copies.empty()) return;
+  const std::int64_t rows = copies[0].rows;
+  const auto es = static_cast<std::int64_t>(element_size);
+  std::int64_t row_bytes = 0;  // of all the copies together
+  for (const RowCopy& c : copies) {
+    EINEXPR_ASSERT(c.rows == rows, "copy_rows_together: the copies' row counts differ");
+    row_bytes = checked_add(row_bytes, checked_mul(c.length, es));
+  }
+  if (rows == 0 || row_bytes == 0) return;
+  const std::int64_t bytes = checked_mul(rows, row_bytes);
+  const bool stream = bytes >= stream_bytes;
+  auto run = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r)
+      for (const RowCopy& c : copies) {
+        std::byte* d = c.dst + r * c.dst_step * es;
+        const std::byte* s = c.src + r * c.src_step * es;
+        const auto n = static_cast<std::size_t>(c.length * es);
+        if (stream)
+          simd::stream_copy(d, s, n);
+        else
+          std::memcpy(d, s, n);
+      }
+    if (stream) simd::store_fence();
+  };
+  if (num_threads() <= 1 || rows <= 1 || bytes < parallel_bytes) return run(0, rows);
+  const std::int64_t grain = std::max<std::int64_t>(1, piece_bytes / row_bytes);
+  parallel_for(rows, pieces_for(rows, grain), [&](std::int64_t, std::int64_t b, std::int64_t e) { run(b, e); });
+}
+
 void copy_bytes_streamed(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
   simd::stream_copy(dst, src, bytes);
 }

@@ -425,6 +425,61 @@ TEST_CASE("split: views where the strides allow, and concatenation: one copy per
   CHECK(cost_of.peak_extra_bytes == Count(2 * 7 * 4));
 }
 
+namespace {
+
+/// a and b hold the same shape, dtype and bytes (b contiguous or not).
+void require_same_bytes(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  REQUIRE(a.dtype() == b.dtype());
+  const Tensor ca = a.contiguous(), cb = b.contiguous();
+  REQUIRE(std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a copied split: its outputs copied in one pass over the input, the bytes of the views", "[indexed]") {
+  const char* qkv = "b s (q + k + v) -> b s q, b s k, b s v";
+  const AxisLengths lengths{{"q", 5}, {"k", 7}};
+  // 150 rows of 5 + 7 + 4 (copied together: 64 rows or more), in every float dtype
+  for (const DType dtype : {DType::f32, DType::bf16, DType::f64, DType::f8_e4m3}) {
+    CAPTURE(name(dtype));
+    const Tensor x = Tensor::randn({3, 50, 16}, DType::f32, 11).to(dtype);
+    const std::vector<Tensor> views = split(x, qkv, lengths);
+    const std::vector<Tensor> copies = split(x, qkv, lengths, Copy::always);
+    REQUIRE(copies.size() == 3);
+    for (std::size_t j = 0; j < 3; ++j) {
+      CHECK_FALSE(copies[j].same_storage(x));
+      CHECK(copies[j].is_contiguous());
+      require_same_bytes(copies[j], views[j]);
+    }
+  }
+  // past the streaming size (3 x 12 MiB out), on every thread
+  const Tensor big = Tensor::randn({4096, 3 * 768}, DType::f32, 12);
+  REQUIRE(4096 * 3 * 768 * 4 >= stream_output_bytes);
+  const std::vector<Tensor> big_views = split(big, "b (q + k + v) -> b q, b k, b v", {{"q", 768}, {"k", 768}});
+  const std::vector<Tensor> big_copies = split(big, "b (q + k + v) -> b q, b k, b v", {{"q", 768}, {"k", 768}}, Copy::always);
+  for (std::size_t j = 0; j < 3; ++j) require_same_bytes(big_copies[j], big_views[j]);
+  // what is not copied together, each output's program in turn: a split along the first axis
+  // (each output one long row), a transposed input, fewer than 64 rows
+  const Tensor y = Tensor::randn({90, 12}, DType::f32, 13);
+  const std::vector<Tensor> first = split(y, "(a + b) d -> a d, b d", {{"a", 40}}, Copy::always);
+  require_same_bytes(first[0], y.slice(0, 0, 40));
+  require_same_bytes(first[1], y.slice(0, 40, 90));
+  const Tensor yt = Tensor::randn({12, 90}, DType::f32, 14).transpose(0, 1);
+  const std::vector<Tensor> across = split(yt, "n (c + d) -> n c, n d", {{"c", 5}}, Copy::always);
+  require_same_bytes(across[0], yt.slice(1, 0, 5));
+  require_same_bytes(across[1], yt.slice(1, 5, 12));
+  const std::vector<Tensor> few = split(y.slice(0, 0, 10), "n (c + d) -> n c, n d", {{"c", 5}}, Copy::always);
+  require_same_bytes(few[1], y.slice(0, 0, 10).slice(1, 5, 12));
+  // unpack of a transposed packed tensor (its outputs cannot all be views) gives the same values
+  const Tensor packed = Tensor::randn({9, 70}, DType::f32, 15).transpose(0, 1);
+  const std::vector<Shape> shapes{{2, 2}, {5}};
+  const std::vector<Tensor> parts = unpack(packed, shapes, "n *");
+  REQUIRE(parts.size() == 2);
+  require_same_bytes(parts[0], packed.slice(1, 0, 4).contiguous().reshape({70, 2, 2}));
+  require_same_bytes(parts[1], packed.slice(1, 4, 9));
+}
+
 TEST_CASE("concatenation, split, pack and unpack whose joined dim has length 1: gradients", "[indexed][backward]") {
   // A joined dim of length 1 is an anonymous axis of length 1, which no atom of the plan
   // names: the gradients found no joined axis in X (an InternalError, fuzz_order's and

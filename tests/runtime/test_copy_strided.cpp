@@ -3,12 +3,14 @@
 // row copies, broadcast fills, transposes (panels of register blocks, partial at the edges;
 // test_copy_permute.cpp goes through every permutation) and strided gathers; outputs large
 // enough for streaming stores, at misaligned offsets with ragged tails; every element size;
-// and 1 and 2 threads giving identical bytes.
+// and 1 and 2 threads giving identical bytes. copy_rows_together (several row copies in one
+// pass: a split's outputs) against the same reference, and as_rows' view of a copy as rows.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,105 @@ TEST_CASE("copy_strided streams large outputs, misaligned and ragged, the same a
       const Bytes one = check_copy(c.dst, c.src, es, 1);
       const Bytes two = check_copy(c.dst, c.src, es, 2);
       CHECK(first_difference(one, two) == -1);
+    }
+  }
+}
+
+TEST_CASE("as_rows sees a copy as rows only where both views have contiguous rows", "[strided][copy]") {
+  std::byte d[1024], s[1024];  // the views below reach into these only as offsets
+  // a split's output: rows of 5 out of 16 at an offset; dst contiguous
+  const std::optional<RowCopy> r = as_rows(d, Layout{{4, 3, 5}, {15, 5, 1}, 2}, s, Layout{{4, 3, 5}, {48, 16, 1}, 7}, 4);
+  REQUIRE(r);
+  CHECK(r->rows == 12);
+  CHECK(r->length == 5);
+  CHECK(r->dst_step == 5);
+  CHECK(r->src_step == 16);
+  CHECK(r->dst == d + 2 * 4);
+  CHECK(r->src == s + 7 * 4);
+  // both contiguous: one row of everything
+  const std::optional<RowCopy> whole = as_rows(d, Layout{{6, 7}, {7, 1}, 0}, s, Layout{{6, 7}, {7, 1}, 0}, 2);
+  REQUIRE(whole);
+  CHECK(whole->rows == 1);
+  CHECK(whole->length == 42);
+  // empty: no rows
+  const std::optional<RowCopy> none = as_rows(d, Layout{{0, 7}, {7, 1}, 0}, s, Layout{{0, 7}, {9, 1}, 0}, 2);
+  REQUIRE(none);
+  CHECK(none->rows == 0);
+  // a column: rows of one element
+  const std::optional<RowCopy> column = as_rows(d, Layout{{9, 1}, {1, 1}, 0}, s, Layout{{9, 1}, {13, 1}, 4}, 2);
+  REQUIRE(column);
+  CHECK(column->rows == 9);
+  CHECK(column->length == 1);
+  CHECK(column->dst_step == 1);
+  CHECK(column->src_step == 13);
+  // a transpose, a strided inner dim, three dims that do not collapse: not rows
+  CHECK_FALSE(as_rows(d, Layout{{6, 7}, {7, 1}, 0}, s, Layout{{6, 7}, {1, 6}, 0}, 4));
+  CHECK_FALSE(as_rows(d, Layout{{6, 7}, {7, 1}, 0}, s, Layout{{6, 7}, {20, 2}, 0}, 4));
+  CHECK_FALSE(as_rows(d, Layout{{2, 3, 4}, {12, 4, 1}, 0}, s, Layout{{2, 3, 4}, {40, 8, 1}, 0}, 4));
+}
+
+TEST_CASE("copy_rows_together: a split's copies in one pass, like copy_strided each, at 1 and 2 threads",
+          "[strided][copy][stream]") {
+  // rows of `parts` elements side by side in one source row of `src_row` (a gap at the end),
+  // each part copied into its own destination; small (one thread, cached stores) and past
+  // stream_output_bytes in all (pieces on both threads, streamed), the destinations at
+  // offsets that break the alignment of every row
+  struct Split {
+    std::string what;
+    std::int64_t rows;
+    std::vector<std::int64_t> parts;
+    std::int64_t gap, dst_offset;
+  };
+  const std::int64_t mib = std::int64_t{1} << 20;
+  for (std::size_t es : {1, 2, 4, 8, 16}) {
+    const auto e = static_cast<std::int64_t>(es);
+    const std::vector<Split> splits = {
+        {"small, three parts", 70, {5, 7, 4}, 0, 0},
+        {"small, a gap, misaligned", 65, {3, 1, 9}, 2, 1},
+        {"past the streaming size", 3 * mib / e / 1000 + 1, {1000, 1000, 1000 + 3}, 0, 0},
+        {"past the streaming size, misaligned", 8 * mib / e / 700 + 5, {300, 401}, 5, 3},
+    };
+    for (const Split& sp : splits) {
+      if (sp.rows > 100 && es != 1 && es != 8) continue;  // the large ones at two sizes: the reference is slow
+      CAPTURE(sp.what, es);
+      std::int64_t src_row = sp.gap;
+      for (std::int64_t p : sp.parts) src_row += p;
+      const Layout src_all{{sp.rows, src_row}, {src_row, 1}, 0};
+      const Bytes src = pattern_bytes(extent(src_all) * es, 3);
+      std::vector<Bytes> by_thread[2];
+      for (int threads : {1, 2}) {
+        std::vector<Bytes> dsts, wants;
+        std::vector<RowCopy> copies;
+        std::int64_t at = 0;
+        for (std::size_t j = 0; j < sp.parts.size(); ++j) {
+          const std::int64_t n = sp.parts[j];
+          const Layout dl{{sp.rows, n}, {n, 1}, sp.dst_offset};
+          const Layout sl{{sp.rows, n}, {src_row, 1}, at};
+          at += n;
+          dsts.push_back(pattern_bytes(extent(dl) * es, 4 + static_cast<unsigned>(j)));
+          wants.push_back(reference(dsts.back(), dl, src, sl, es));
+        }
+        at = 0;
+        for (std::size_t j = 0; j < sp.parts.size(); ++j) {
+          const std::int64_t n = sp.parts[j];
+          const std::optional<RowCopy> r = as_rows(dsts[j].data(), Layout{{sp.rows, n}, {n, 1}, sp.dst_offset}, src.data(),
+                                                   Layout{{sp.rows, n}, {src_row, 1}, at}, es);
+          at += n;
+          REQUIRE(r);
+          CHECK(r->rows == sp.rows);
+          copies.push_back(*r);
+        }
+        const int saved = num_threads();
+        set_num_threads(threads);
+        copy_rows_together(copies, es);
+        set_num_threads(saved);
+        for (std::size_t j = 0; j < dsts.size(); ++j) {
+          CAPTURE(j, threads);
+          CHECK(first_difference(dsts[j], wants[j]) == -1);
+        }
+        by_thread[threads - 1] = std::move(dsts);
+      }
+      for (std::size_t j = 0; j < by_thread[0].size(); ++j) CHECK(first_difference(by_thread[0][j], by_thread[1][j]) == -1);
     }
   }
 }
