@@ -177,10 +177,10 @@ std::optional<Plan> check_case(const Case& c) {
   check_lowering(plan, c);
   const std::optional<std::vector<Gradient>> grads = check_cost(plan, c);
   check_cost_api(c);
-  // Runs against the naive reference: not for the indexed kinds, concatenations or splits
-  // (tests/lib/test_indexed.cpp checks those against torch); pack and unpack run against
-  // each other (run_case).
-  const bool joins = c.pattern.operands.size() > 1 || !c.pattern.more_outputs.empty();
+  // Runs: not the indexed kinds and concatenations (tests/lib/test_indexed.cpp checks those
+  // against torch); against the naive reference where it can (not pack and unpack, which run
+  // against each other, nor splits, whose outputs run against split's: run_case).
+  const bool joins = c.pattern.operands.size() > 1;
   if (c.run && !c.huge && !indexed(c.kind) && !(c.kind == Kind::rearrange && joins))
     run_case(c, plan, grads ? &*grads : nullptr);
   return plan;

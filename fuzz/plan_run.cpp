@@ -114,6 +114,7 @@ std::string number(double v) {
 
 bool comparable(const Case& c) {
   if (!c.consistent || c.kind == Kind::pack || c.kind == Kind::unpack) return false;  // check_pack_round_trip
+  if (c.kind == Kind::rearrange && !c.pattern.more_outputs.empty()) return false;     // check_split
   if (c.kind == Kind::rearrange || c.kind == Kind::repeat) return true;  // copies: exact in every dtype
   if (c.dtype == DType::f64 || c.dtype == DType::f32 || is_integer(c.dtype)) return true;
   return c.dtype == DType::boolean && c.kind == Kind::reduce;
@@ -226,6 +227,39 @@ void compare_with_public_op(const Case& c, const std::vector<Tensor>& xs, const 
   FUZZ_CHECK(bytes_of(got) == bytes_of(out), std::string("the compiled expression differs for '") + c.text + "'");
 }
 
+/// A split's outputs from the public op (copied in one pass over the input where they are all
+/// rows of it) against each output's own program: the same shapes and bytes, output 0 the
+/// one run here; with Copy::always none of them shares the input's storage. With Copy::never
+/// an output that cannot be a view is refused alone and by split alike.
+void check_split(const Case& c, const std::vector<Tensor>& xs, const Tensor& out) {
+  if (c.kind != Kind::rearrange || c.pattern.more_outputs.empty()) return;
+  std::vector<Tensor> wants{out};
+  bool refused = false;
+  for (std::size_t j = 1; j <= c.pattern.more_outputs.size() && !refused; ++j) {
+    try {
+      wants.push_back(apply(OpSpec::rearrange(c.lengths, c.copy, static_cast<int>(j)), xs, c.text));
+    } catch (const Error& e) {
+      FUZZ_CHECK(c.copy == Copy::never, "output " + std::to_string(j) + " of a split fails alone: " + e.what());
+      refused = true;
+    }
+  }
+  std::vector<Tensor> parts;
+  try {
+    parts = split(xs[0], c.text, c.lengths, c.copy);
+  } catch (const Error& e) {
+    FUZZ_CHECK(refused, std::string("split fails where each of its outputs ran: ") + e.what());
+    return;
+  }
+  FUZZ_CHECK(!refused, "split ran where one of its outputs alone was refused");
+  FUZZ_CHECK(parts.size() == wants.size(), "split gave another number of outputs than the pattern has");
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    FUZZ_CHECK(parts[j].shape() == wants[j].shape() && bytes_of(parts[j]) == bytes_of(wants[j]),
+               "output " + std::to_string(j) + " of split differs from its own program's for '" + c.text + "'");
+    FUZZ_CHECK(c.copy != Copy::always || !parts[j].same_storage(xs[0]),
+               "output " + std::to_string(j) + " of a split with Copy::always views its input");
+  }
+}
+
 /// pack and unpack undo each other: a consistent pack's result unpacks (its "*" shapes) to
 /// its inputs, byte for byte; a consistent unpack's outputs (one of them planned and run
 /// here, compared with the public op above) pack back to its input.
@@ -298,6 +332,8 @@ void run_case(const Case& c, const Plan& plan, const std::vector<Gradient>* grad
   }
   compare_with_public_op(c, xs, out);
   check_untouched(xs, before, "the public op");
+  check_split(c, xs, out);
+  check_untouched(xs, before, "split");
   check_pack_round_trip(c, xs, out);
   check_untouched(xs, before, "pack and unpack");
   check_run_into(c, program, xs, out);

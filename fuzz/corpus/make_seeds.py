@@ -243,6 +243,14 @@ def plan_seeds():
     write("plan", "huge_einsum", bytes([3, 1, 4, 0, 0]) + b"i j, j k -> i k\x00" + bytes([0x86, 0x87, 0x85, 0]))
     write("plan", "huge_repeat", bytes([2, 0, 6, 0, 1]) + b"a -> a b c\x00" + bytes([0x84, 0x86, 0x87, 0]))
     write("plan", "huge_anon", bytes([2, 1, 2, 0, 0]) + b"a -> a 4611686018427387904 2\x00" + bytes([2, 0]))
+    # splits, their outputs run through split() too (check_split): 64 rows and more of the
+    # input, copied in one pass with Copy::always (choice2 2); views with Copy::if_needed
+    for name, dtype, pattern, sizes, choice2 in [
+        ("split_rows_always", "f32", "b1 b2 b3 (q + k + v) -> b1 b2 b3 q, b1 b2 b3 k, b1 b2 b3 v", [4, 4, 4, 2, 3, 1], 2),
+        ("split_rows_bf16", "bf16", "b1 b2 b3 (q + k) -> b1 b2 b3 q, b1 b2 b3 k", [4, 4, 5, 1, 3], 2),
+        ("split_views", "f64", "b (q + k) -> b q, b k", [3, 2, 2], 0),
+    ]:
+        write("plan", name, plan_case("rearrange", dtype, pattern, sizes, [[0]], ALL, 0, choice2))
     # pack: the names' lengths, the number of inputs - 1, then per input its "*" rank and
     # lengths; unpack: the same for its outputs, then the output planned, the shape that may
     # get a -1 and whether it does (0) and where; then each input's layout and offset
