@@ -453,10 +453,11 @@ void part_cross_entropy(const Workspace& ws, const CrossEntropyStep& step, const
     return m;
   };
   const bool need_lse = !backward || lossp == nullptr;
+  const bool far = n * rows * static_cast<std::int64_t>(sizeof(S)) >= stream_bytes;  // the logits from memory
   each_row([&](std::int64_t r, const auto& o, const C* xc) {
     const std::int64_t t = target_of(o);
     const auto ur = static_cast<std::size_t>(r);
-    if (need_lse) lse[ur] = rk.logsumexp(xc, n);
+    if (need_lse) lse[ur] = rk.logsumexp(xc, n, far);
     if (t != ignore && t - part.first >= 0 && t - part.first < n) target[ur] = xc[t - part.first];
   });
   if (!backward) {
@@ -545,7 +546,8 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
         const bool out_direct = std::is_same_v<S, C> && g.dx_stride == 1;
         // dlogits larger than the caches are written with streaming stores (fenced per row,
         // before the target's element is corrected with an ordinary store).
-        const bool stream = backward && out_direct && n * rows * static_cast<std::int64_t>(sizeof(S)) >= stream_bytes;
+        const bool far = n * rows * static_cast<std::int64_t>(sizeof(S)) >= stream_bytes;  // the logits from memory
+        const bool stream = backward && out_direct && far;
         auto run = [&](std::int64_t begin, std::int64_t end) {
           std::vector<C> row(in_place ? 0 : static_cast<std::size_t>(n));
           std::vector<C> grad(backward && !out_direct ? static_cast<std::size_t>(n) : 0);
@@ -559,7 +561,7 @@ Kernel cross_entropy_kernel(const CrossEntropyStep& step, const std::vector<Oper
             const bool ignored = t == ignore;
             if (!backward) {
               C loss = 0;
-              if (!ignored) loss = rk.logsumexp(xc, n) - xc[t];
+              if (!ignored) loss = rk.logsumexp(xc, n, far) - xc[t];
               out[o[2]] = Element<S>::store(loss);
               continue;
             }

@@ -43,8 +43,9 @@ struct RowKernels {
   RowKernel<T> softmax = nullptr, log_softmax = nullptr, layer_norm = nullptr, rms_norm = nullptr;
   void (*fence)() = nullptr;
   /// m + log(sum exp(x - m)) over a row of n (m its maximum; -inf for n = 0): cross_entropy's
-  /// per-row log-sum-exp.
-  T (*logsumexp)(const T* x, std::int64_t n) = nullptr;
+  /// per-row log-sum-exp. `far`: the rows come from memory, not the caches (x's lines are
+  /// then fetched ahead of the exps).
+  T (*logsumexp)(const T* x, std::int64_t n, bool far) = nullptr;
   /// y = scale · softmax(x) over a row of n (one exp per element, as softmax: the
   /// exponentials go to y, or to `scratch` when y is streamed, then are scaled): cross_entropy's
   /// dlogits before the target's -scale.
