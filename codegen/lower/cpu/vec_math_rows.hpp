@@ -266,8 +266,8 @@ struct EntropyRows {
   /// ones follow in memory where the logits are contiguous; a prefetch never faults, and the
   /// address is an integer, since it may lie past the array): for rows read from memory, whose
   /// exps then overlap the loads. Zen 5, 8192 x 50257 f32 (bench/RESULTS.md, "Rows streamed
-  /// from their first aligned element"): the forward 37.7-46.7 -> 34.2-35.2 ms against a
-  /// 34.4 ms read; a standalone backward loop 71 -> 62 ms against a 60 ms streaming copy; rows
+  /// from their first aligned element"): the forward 36.2-49.6 -> 34.2-35.8 ms against a
+  /// 34-35 ms read; a standalone backward loop 71 -> 62 ms against a 60 ms streaming copy; rows
   /// in the caches 1.5-2.5% slower with it, hence only where the rows are far.
   static void prefetch_ahead(const T* x) {
     const std::uintptr_t next = reinterpret_cast<std::uintptr_t>(x) + 4096;
