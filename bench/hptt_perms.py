@@ -10,7 +10,9 @@ and np.ascontiguousarray(x.transpose(p)) and torch's out.copy_(x.permute(p)) and
 x.permute(p).contiguous() on the same f32 values (bench_f32's pattern), torch at the same
 thread count (numpy copies on one thread). Ratios: "of stream" is the median over rounds of
 stream time / einexpr time within the round, "min" the ratio of the rounds' minima; against
-numpy and torch, their median over einexpr's median.
+numpy and torch, their median over einexpr's median. The benchmark runs with
+OMP_WAIT_POLICY=passive, so the limit roles' OpenMP threads do not spin on the cores the next
+role needs.
 
     /usr/bin/python3 bench/hptt_perms.py [--bench build-rel/bench/einexpr_suite_bench]
         [--cases 1,2,40-57] [--dtypes f32,f64,bf16] [--rounds 7] [--repeats 3] [--no-peers]
@@ -90,7 +92,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="numpy/torch timings per call")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", default="")
-    ap.add_argument("--cpu", action="store_true", help="also the ratios of CPU times (OMP_WAIT_POLICY=passive)")
+    ap.add_argument("--cpu", action="store_true", help="also the ratios of CPU times")
     args = ap.parse_args()
     check_hptt()
     torch = None
@@ -105,9 +107,10 @@ def main():
     for index in parse_cases(args.cases, len(cases)):
         _, pattern, sizes, line = cases[index - 1]
         req = f"permute|{pattern}|{' '.join(map(str, sizes))}|{','.join(dtypes)}|{args.rounds}\n"
-        env = dict(os.environ, EINEXPR_BENCH_THREADS=str(THREADS))
-        if args.cpu:
-            env["OMP_WAIT_POLICY"] = "passive"
+        # passive: the limit roles' OpenMP threads sleep when done instead of spinning on the
+        # cores einexpr's next role needs (spinning, they cost its two-thread ratios 0.05-0.1,
+        # and up to 0.3 where the memory is fast: bench/RESULTS.md)
+        env = dict(os.environ, EINEXPR_BENCH_THREADS=str(THREADS), OMP_WAIT_POLICY="passive")
         res = subprocess.run([args.bench], input=req, capture_output=True, text=True, check=True, env=env)
         rec = json.loads(res.stdout.splitlines()[0])
         if "error" in rec:

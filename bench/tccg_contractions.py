@@ -10,7 +10,8 @@ right after, in this process, numpy.einsum(..., optimize=True) and torch.einsum 
 f32 operands of the same shapes (torch at the same thread count; numpy's BLAS as it is set).
 Ratios: "of GEMM" is the median over rounds of GEMM time / einexpr time within the round,
 "min" the ratio of the rounds' minima; against numpy and torch, their median over einexpr's.
-`einexpr explain` shows the plan each case takes (--plans prints them).
+`einexpr explain` shows the plan each case takes (--plans prints them). The benchmark runs
+with OMP_WAIT_POLICY=passive, so the limit's OpenMP threads do not spin on einexpr's cores.
 
     /usr/bin/python3 bench/tccg_contractions.py [--bench build-rel/bench/einexpr_suite_bench]
         [--cases 0-47] [--rounds 3] [--repeats 3] [--no-peers] [--json FILE]
@@ -102,8 +103,10 @@ def main():
         m, n, k = mnk(pattern, sizes)
         lengths = " ".join(f"{x}={v}" for x, v in sorted(sizes.items()))
         req = f"einsum|{pattern}|{lengths}|{m} {n} {k}|{args.rounds}\n"
+        # passive: the limit's OpenMP threads sleep when done instead of spinning on the cores
+        # einexpr's next role needs (bench/RESULTS.md, "HPTT's 57 permutations on Zen 5")
         res = subprocess.run([args.bench], input=req, capture_output=True, text=True, check=True,
-                             env=dict(os.environ, EINEXPR_BENCH_THREADS=str(THREADS)))
+                             env=dict(os.environ, EINEXPR_BENCH_THREADS=str(THREADS), OMP_WAIT_POLICY="passive"))
         rec = json.loads(res.stdout.splitlines()[0])
         if "error" in rec:
             raise SystemExit(f"case {index}: {rec['error']}")

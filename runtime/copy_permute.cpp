@@ -7,14 +7,15 @@
 //          are one vector load, wherever they land in dst (dst_off[q]);
 //   outer  the rest, walked in dst order.
 // P takes the dst's unit-stride dim and more until a P row is a whole number of lines (so
-// dst lines stay aligned and stream); Q's first 4 KiB of src dims are then kept for Q; P
+// dst lines stay aligned and stream); Q's first 16 KiB of src dims are then kept for Q; P
 // grows to 1 KiB with what is left, and Q takes every src-contiguous dim P did not. Short
 // dims thus never shrink the blocks: a block may span several rows of either side. Where
 // one dim is contiguous on both sides (a permutation that keeps the last dim), its rows,
 // up to 64 KiB, are the unit moved, and P and Q are found among the other dims.
 //
-// The work is walked in slabs: a run of P rows across a chunk of Q (at most 4 KiB of src a
-// row), about 128 KiB of src, which stays in L2. A slab goes Q block by Q block, every P block
+// The work is walked in slabs: a run of P rows across a chunk of Q (at most 16 KiB of src a
+// row, 4 KiB where Q's dst lines alias: plan_slabs), about 128 KiB of src or one block of
+// P rows, which stays in L2. A slab goes Q block by Q block, every P block
 // of the slab at each: its dst rows are written front to back in runs as long as the slab is
 // wide, with whole, streamed lines. While one slab is transposed, the next one's src is
 // prefetched into L2 row by row in address order, so memory sees long runs on both sides and
@@ -41,8 +42,11 @@ namespace {
 using i64 = std::int64_t;
 
 constexpr i64 line_bytes = 64;
-constexpr i64 run_bytes = 4096;              // a Q chunk: at most this much src per P row
-constexpr i64 max_chunk = 1024;              // and at most this many elements (dst_off's size)
+constexpr i64 run_bytes = 16384;             // a Q chunk: at most this much src per P row
+constexpr i64 max_chunk = 4096;              // and at most this many elements (dst_off's size);
+constexpr i64 aliased_run_bytes = 4096;      // these where Q's dst lines alias (plan_slabs)
+constexpr i64 aliased_max_chunk = 1024;
+constexpr i64 alias_bytes = 512;             // Q's dst stride a multiple of this: aliased
 constexpr i64 slab_bytes = i64{128} << 10;   // src a slab reads (and the next one prefetched)
 constexpr i64 p_row_bytes = 1024;            // P grows to a row this long, in whole lines,
 constexpr i64 max_p_width = i64{64} << 10;   // but no longer than this
@@ -152,8 +156,14 @@ bool plan_slabs(SlabPlan& pl, const Shape& shape, const Strides& ds, const Strid
     pl.bp = std::max<i64>(1, p_row_bytes / unit_bytes);
     pl.bq = 1;
   }
-  // Q chunks of at most run_bytes a row, as even as whole blocks allow
-  const i64 most = std::max<i64>(1, std::min(max_chunk, run_bytes / unit_bytes));
+  // Q chunks of at most run_bytes a row, as even as whole blocks allow. Where one element's
+  // step along Q moves the dst by a multiple of alias_bytes, the single lines a slab writes
+  // per Q position fall on few of the memory's banks: there a long chunk (thousands of such
+  // lines a slab) ran at 0.53-0.6 of a streaming copy on Zen 5 where 4 KiB chunks ran at
+  // 0.74-0.93, while everywhere else 16 KiB chunks gained up to 0.3 (bench/RESULTS.md).
+  const bool aliased = pl.unit == 1 && pl.q_dst[0] * e % alias_bytes == 0;
+  const i64 most = std::max<i64>(1, aliased ? std::min(aliased_max_chunk, aliased_run_bytes / unit_bytes)
+                                            : std::min(max_chunk, run_bytes / unit_bytes));
   pl.chunks = (pl.nq + most - 1) / most;
   pl.chunk = std::min(pl.nq, ((pl.nq + pl.chunks - 1) / pl.chunks + pl.bq - 1) / pl.bq * pl.bq);
   pl.chunks = (pl.nq + pl.chunk - 1) / pl.chunk;
@@ -277,21 +287,19 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
     const i64 blocks = (cur.nq + pl.bq - 1) / pl.bq * ((cur.rows + pl.bp - 1) / pl.bp);
     const i64 run = ahead ? next.nq * ue : 0;
     const i64 per_block = ahead ? (next.rows * (run / line_bytes + 2) + blocks - 1) / blocks : 0;
+    // (The walk in plain locals and prefetcht0: the median of HPTT's 57 cases 0.77 -> 0.80 of
+    // a streaming copy on Zen 5 against a lambda's captures and prefetcht1; bench/RESULTS.md.)
     const std::byte* next_src = src + (next.o_src + next.q0 * pl.unit) * e;
+    const i64* next_off = next.src_off.data();
+    const i64 next_rows = ahead ? next.rows : 0;
     i64 pf_row = 0;
     std::uintptr_t pf_at = 0, pf_end = 0;
-    auto prefetch = [&](i64 n) {
-      for (; n > 0 && pf_row < next.rows; --n) {
-        if (pf_at >= pf_end) {  // the next row's run, from its first line
-          const auto row = reinterpret_cast<std::uintptr_t>(next_src + next.src_off[static_cast<std::size_t>(pf_row)] * e);
-          pf_at = row / line_bytes * line_bytes;
-          pf_end = row + static_cast<std::uintptr_t>(run);
-        }
-        __builtin_prefetch(reinterpret_cast<const void*>(pf_at), 0, 2);
-        pf_at += line_bytes;
-        if (pf_at >= pf_end) ++pf_row;
-      }
+    auto start_row = [&](i64 r) {  // the run of next's row r, from its first line
+      const auto row = reinterpret_cast<std::uintptr_t>(next_src + next_off[r] * e);
+      pf_at = row / line_bytes * line_bytes;
+      pf_end = row + static_cast<std::uintptr_t>(run);
     };
+    if (next_rows > 0) start_row(0);
     const std::byte* s = src + (cur.o_src + cur.q0 * pl.unit) * e;
     std::byte* d = dst + (cur.o_dst + cur.p0 * pl.unit) * e;
     for (i64 q = 0; q < cur.nq; q += pl.bq) {
@@ -299,7 +307,11 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
       for (i64 b = 0; b < cur.rows; b += pl.bp) {
         run_block(pl, e, s + q * ue, cur.src_off.data() + b, static_cast<int>(std::min(pl.bp, cur.rows - b)),
                   d + b * ue, dst_off.data() + q, nq, stream);
-        prefetch(per_block);
+        for (i64 n = per_block; n > 0 && pf_row < next_rows; --n) {
+          __builtin_prefetch(reinterpret_cast<const void*>(pf_at), 0, 3);
+          pf_at += line_bytes;
+          if (pf_at >= pf_end && ++pf_row < next_rows) start_row(pf_row);
+        }
       }
     }
     std::swap(cur, next);

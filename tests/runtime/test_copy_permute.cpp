@@ -314,26 +314,33 @@ TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documen
   // the collapsed nest: dims in dst order; the dst is row-major
   const std::vector<Row> rows = {
       // a 2-d transpose: P the dst's rows (800 bytes, whole lines), Q the src's; a slab is
-      // every P row (13 blocks of 16) across all of Q (100 x 4 bytes < 4 KiB)
+      // every P row (13 blocks of 16) across all of Q (100 x 4 bytes < 16 KiB)
       {{100, 200}, {200, 1}, {1, 100}, 4, "P [d1=200] Q [d0=100] outer [] slab 208x100 block 16x16 (scalar)"},
       // 12^3 reversed, f32: a row of 12 (48 bytes) is shorter than a line, so P takes the
       // next dst dim too (144 elements, 9 lines); Q is the src's unit-stride dim alone
       {{12, 12, 12}, {144, 12, 1}, {1, 12, 144}, 4, "P [d2=12 d1=12] Q [d0=12] outer [] slab 144x12 block 16x16 (scalar)"},
       // rows of 75 f32 (300 bytes, not whole lines): P takes the next dim (75 x 96, 450 lines)
       {{96, 96, 75}, {7200, 75, 1}, {1, 7200, 96}, 4, "P [d2=75 d1=96] Q [d0=96] outer [] slab 336x96 block 16x16 (scalar)"},
-      // a 4-d reversal: P's row of 96 is whole lines; Q keeps d0 and d1 (its first 4 KiB);
-      // P grows past 1 KiB with d2; Q in 8 even chunks of at most 1024 (912), slabs of 32 P rows
+      // a 4-d reversal: P's row of 96 is whole lines; Q keeps d0 and d1 (its first 16 KiB);
+      // P grows past 1 KiB with d2; Q in 2 even chunks of at most 4096 (3600: 14400 bytes a P
+      // row), slabs of one block of 16 P rows (the most 128 KiB allow, and at least one)
       {{96, 75, 75, 96}, {540000, 7200, 96, 1}, {1, 96, 7200, 540000}, 4,
-       "P [d3=96 d2=75] Q [d0=96 d1=75] outer [] slab 32x912 block 16x16 (scalar)"},
-      // f64: Q chunks of at most 4 KiB (512 elements), here all 300
+       "P [d3=96 d2=75] Q [d0=96 d1=75] outer [] slab 16x3600 block 16x16 (scalar)"},
+      // a step along Q moves the dst 512 bytes: Q's dst lines alias, so chunks of 4 KiB
+      // (1024) and slabs of 32 P rows (128 KiB)
+      {{8192, 128}, {128, 1}, {1, 8192}, 4, "P [d1=128] Q [d0=8192] outer [] slab 32x1024 block 16x16 (scalar)"},
+      // the same with 480 bytes: 16 KiB chunks (4096), one block of P rows a slab
+      {{8192, 120}, {120, 1}, {1, 8192}, 4, "P [d1=120] Q [d0=8192] outer [] slab 16x4096 block 16x16 (scalar)"},
+      // f64: Q chunks of at most 16 KiB (2048 elements), here all 300
       {{300, 300}, {300, 1}, {1, 300}, 8, "P [d1=300] Q [d0=300] outer [] slab 48x300 block 8x16 (scalar)"},
       // rows of 16 f32 contiguous on both sides (64 bytes) are moved whole: P and Q are the
       // next dims of each side, strides counted in rows
       {{32, 15, 16}, {240, 16, 1}, {16, 512, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 16x32 block 16x1 (rows of 16)"},
       // the same unit-stride dim on both sides and no other dim contiguous in src: rows
       {{10, 20}, {20, 1}, {40, 1}, 4, ""},
-      // rows of 1 KiB (256 f32) too, one row a block: P a single row (1 KiB), Q chunks of 4
-      {{32, 15, 256}, {3840, 256, 1}, {256, 8192, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 15x4 block 1x1 (rows of 256)"},
+      // rows of 1 KiB (256 f32) too, one row a block: P a single row (1 KiB), Q chunks of 16
+      // rows (16 KiB), slabs of 8 P rows (128 KiB)
+      {{32, 15, 256}, {3840, 256, 1}, {256, 8192, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 8x16 block 1x1 (rows of 256)"},
       // rows of 64 KiB and more go to copy_strided's row loop
       {{4, 3, 16384}, {49152, 16384, 1}, {16384, 65536, 1}, 4, ""},
   };
