@@ -26,6 +26,7 @@
 
 
 #include <algorithm>
+#include <numeric>
 #include <atomic>
 #include <cstring>
 #include <sstream>
@@ -50,6 +51,7 @@ constexpr i64 alias_bytes = 512;             // Q's dst stride a multiple of thi
 constexpr i64 slab_bytes = i64{128} << 10;   // src a slab reads (and the next one prefetched)
 constexpr i64 p_row_bytes = 1024;            // P grows to a row this long, in whole lines,
 constexpr i64 max_p_width = i64{64} << 10;   // but no longer than this
+constexpr i64 stage_bytes = i64{8} << 10;     // at most this many bytes of rows gathered a block
 constexpr i64 max_row_bytes = i64{64} << 10;  // rows contiguous on both sides shorter than this
                                               // are the unit moved (longer ones go by rows)
 
@@ -65,6 +67,7 @@ struct SlabPlan {
   std::vector<std::size_t> p_dims, q_dims, o_dims;  // positions in the nest, for describe
   i64 np = 1, nq = 1, outer = 1;
   i64 unit = 1;  // elements moved as one: a row contiguous on both sides, or 1
+  bool stage = false;  // rows not a whole number of lines: a block's rows gathered, then streamed
   simd::PanelKernel kernel;
   i64 bp = 0, bq = 0;             // P and Q per block
   i64 chunk = 0, chunks = 0;      // Q per chunk
@@ -152,9 +155,19 @@ bool plan_slabs(SlabPlan& pl, const Shape& shape, const Strides& ds, const Strid
   } else if (pl.unit == 1) {  // the element loop
     pl.bp = std::max<i64>(1, line_bytes / e);
     pl.bq = 16;
-  } else {  // rows: a dst run of about max_row_bytes per Q position
+  } else {  // rows: a dst run of about p_row_bytes per Q position
     pl.bp = std::max<i64>(1, p_row_bytes / unit_bytes);
     pl.bq = 1;
+    // Rows that are not a whole number of lines: copied one by one, each row's partial end
+    // lines took plain stores that missed, and a store that misses holds back the streamed
+    // ones behind it: 736-byte rows ran at 0.2-0.3 of 768-byte ones (bench/RESULTS.md). So a
+    // block takes rows enough to end on a line (`whole` of them make whole lines), gathers
+    // them in L1 and streams the run: plain stores only where the run's ends are not aligned.
+    const i64 whole = line_bytes / std::gcd(unit_bytes, line_bytes);
+    if (whole > 1 && whole * unit_bytes <= stage_bytes) {
+      pl.bp = std::min((pl.bp + whole - 1) / whole * whole, stage_bytes / unit_bytes / whole * whole);
+      pl.stage = true;
+    }
   }
   // Q chunks of at most run_bytes a row, as even as whole blocks allow. Where one element's
   // step along Q moves the dst by a multiple of alias_bytes, the single lines a slab writes
@@ -192,6 +205,17 @@ void run_block(const SlabPlan& pl, i64 e, const std::byte* src, const i64* so, i
   if (pl.kernel.run) return pl.kernel.run(src, so, np, dst, doff, nq, stream);
   if (pl.unit > 1) {  // dst[doff[q] + p * unit + r] = src[so[p] + q * unit + r], r < unit
     const auto bytes = static_cast<std::size_t>(pl.unit * e);
+    if (stream && pl.stage) {  // the block's rows, contiguous in dst, gathered line-aligned
+      alignas(64) std::byte buf[stage_bytes + line_bytes];
+      for (i64 q = 0; q < nq; ++q) {
+        std::byte* d = dst + doff[q] * e;
+        const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(d) % line_bytes);
+        const std::byte* s = src + q * pl.unit * e;
+        for (int p = 0; p < np; ++p) std::memcpy(buf + off + static_cast<std::size_t>(p) * bytes, s + so[p] * e, bytes);
+        simd::stream_copy(d, buf + off, static_cast<std::size_t>(np) * bytes);
+      }
+      return;
+    }
     for (i64 q = 0; q < nq; ++q) {
       std::byte* d = dst + doff[q] * e;
       const std::byte* s = src + q * pl.unit * e;

@@ -280,6 +280,32 @@ TEST_CASE("permutations large enough to stream, at 1 and 2 threads, misaligned",
       }
 }
 
+TEST_CASE("rows that are not whole lines, gathered and streamed: row lengths, element sizes, offsets",
+          "[strided][copy][permute][stream]") {
+  // dims in dst order (Q, P, row): rows contiguous on both sides, so copy_permute moves rows;
+  // where a row is not a whole number of 64-byte lines a block gathers rows enough to end on
+  // one and streams the run (at most 8 KiB: longer ones are copied row by row)
+  Restore restore;
+  for (std::size_t es : {1, 2, 4, 8})
+    for (std::int64_t row : {3, 23, 24, 46, 184, 1000, 2047, 4099})
+      for (std::int64_t off : {0, 1, 7}) {
+        const std::int64_t nq = 7, np = 13;
+        const Shape shape{nq, np, row};
+        const Layout dl{shape, {np * row, row, 1}, off}, sl{shape, {row, nq * row, 1}, 2 * off};
+        const Bytes src = pattern_bytes(extent(sl) * es, 5);
+        const Bytes want = reference(pattern_bytes(extent(dl) * es, 6), dl, src, sl, es);
+        for (int threads : {1, 2}) {
+          CAPTURE(es, row, off, threads);
+          set_num_threads(threads);
+          Bytes dst = pattern_bytes(extent(dl) * es, 6);
+          REQUIRE(detail::copy_permute(dst.data() + off * static_cast<std::int64_t>(es),
+                                       src.data() + 2 * off * static_cast<std::int64_t>(es), shape, dl.strides,
+                                       sl.strides, es, true, true));
+          CHECK(first_difference(dst, want) == -1);
+        }
+      }
+}
+
 TEST_CASE("every dtype permutes through Tensor::contiguous like the element loop", "[strided][copy][permute]") {
   const Shape shape = {3, 17, 5, 33};
   const std::vector<int> perm = {3, 1, 0, 2};
@@ -338,6 +364,9 @@ TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documen
       {{32, 15, 16}, {240, 16, 1}, {16, 512, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 16x32 block 16x1 (rows of 16)"},
       // the same unit-stride dim on both sides and no other dim contiguous in src: rows
       {{10, 20}, {20, 1}, {40, 1}, 4, ""},
+      // rows of 184 f32 (736 bytes, not whole lines): two rows a block (1472 bytes, 23 lines),
+      // gathered and streamed; Q in 2 chunks of 16 (11776 bytes), slabs of 10 P rows
+      {{32, 15, 184}, {2760, 184, 1}, {184, 5888, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 10x16 block 2x1 (rows of 184)"},
       // rows of 1 KiB (256 f32) too, one row a block: P a single row (1 KiB), Q chunks of 16
       // rows (16 KiB), slabs of 8 P rows (128 KiB)
       {{32, 15, 256}, {3840, 256, 1}, {256, 8192, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 8x16 block 1x1 (rows of 256)"},
