@@ -1,7 +1,7 @@
 // The CPU allocator and Storage. Small blocks come from malloc, aligned by hand (see
 // small_alloc); blocks of 1 MiB and more are rounded to 2 MiB, aligned to 2 MiB, advised as
-// huge pages, and cached when freed (up to a bound), so a repeated expression reuses warm
-// pages instead of faulting in fresh ones. Also: allocator_for(), copy_bytes(), synchronize().
+// huge pages, and cached when freed (up to a bound: the blocks freed longest ago go first),
+// so a repeated expression reuses warm pages instead of faulting in fresh ones. Also: allocator_for(), copy_bytes(), synchronize().
 // A Storage and its count are one make_shared block: if making it fails, wrap()'s release
 // callback never runs (from_blob and from_dlpack rely on that: the caller still owns the data).
 #include <sys/mman.h>
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,9 +90,10 @@ class CpuAllocator final : public Allocator {
     std::lock_guard lock(mutex_);
     ++stats_.requests;
     if (size >= large_block) {
-      auto it = cache_.find(size);
-      if (it != cache_.end()) {
-        void* p = it->second;
+      if (auto [first, last] = cache_.equal_range(size); first != last) {  // the last freed: warmest
+        const auto it = std::prev(last);
+        void* p = it->second->second;
+        freed_.erase(it->second);
         cache_.erase(it);
         stats_.bytes_cached -= size;
         note_in_use(size);
@@ -115,8 +117,14 @@ class CpuAllocator final : public Allocator {
     const std::size_t size = rounded(bytes);
     std::lock_guard lock(mutex_);
     stats_.bytes_in_use -= size;
-    if (size >= large_block && stats_.bytes_cached + size <= max_cached_bytes) {
-      cache_.emplace(size, p);
+    if (size >= large_block && size <= max_cached_bytes) {
+      // Room is made from the blocks freed longest ago: the sizes in use now are the ones
+      // freed last. (Refusing the new block instead left a loop whose sizes changed, f32 then
+      // f64 transposes of 200 MB, faulting in a fresh 400 MB output every call: 0.16-0.5 of
+      // a streaming copy where a cached one ran at 0.8; bench/RESULTS.md.)
+      while (stats_.bytes_cached + size > max_cached_bytes) evict_oldest();
+      freed_.emplace_front(size, p);
+      cache_.emplace(size, freed_.begin());
       stats_.bytes_cached += size;
       return;
     }
@@ -166,13 +174,25 @@ class CpuAllocator final : public Allocator {
     stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
   }
   void release_cached_locked() noexcept {
-    for (auto& [size, p] : cache_) std::free(p);
+    for (auto& [size, p] : freed_) std::free(p);
+    freed_.clear();
     cache_.clear();
     stats_.bytes_cached = 0;
   }
+  void evict_oldest() noexcept {
+    const auto oldest = std::prev(freed_.end());
+    auto [first, last] = cache_.equal_range(oldest->first);
+    while (first != last && first->second != oldest) ++first;
+    cache_.erase(first);
+    stats_.bytes_cached -= oldest->first;
+    std::free(oldest->second);
+    freed_.erase(oldest);
+  }
 
+  using Freed = std::list<std::pair<std::size_t, void*>>;
   mutable std::mutex mutex_;
-  std::multimap<std::size_t, void*> cache_;
+  Freed freed_;                                     // cached blocks, the last freed first
+  std::multimap<std::size_t, Freed::iterator> cache_;  // the same blocks by size
   AllocatorStats stats_;
 };
 

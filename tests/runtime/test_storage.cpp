@@ -89,6 +89,24 @@ TEST_CASE("large blocks are cached: a repeated large allocation reaches the syst
   CHECK(cpu().stats().system_allocations == after.system_allocations + 1);  // the cache was emptied
 }
 
+TEST_CASE("a freed block that overflows the cache evicts the blocks freed longest ago", "[storage]") {
+  cpu().release_cached();
+  const std::size_t a = std::size_t{640} << 20, b = std::size_t{520} << 20;  // together over 1 GiB
+  const AllocatorStats start = cpu().stats();
+  { auto x = Storage::allocate(a, Device::cpu()); }
+  CHECK(cpu().stats().bytes_cached == a);
+  { auto y = Storage::allocate(b, Device::cpu()); }  // y's size comes in, x's block goes
+  CHECK(cpu().stats().bytes_cached == b);
+  CHECK(cpu().stats().system_allocations == start.system_allocations + 2);
+  { auto y = Storage::allocate(b, Device::cpu()); }  // from the cache
+  CHECK(cpu().stats().system_allocations == start.system_allocations + 2);
+  { auto x = Storage::allocate(a, Device::cpu()); }  // x's block was given back: the system again
+  CHECK(cpu().stats().system_allocations == start.system_allocations + 3);
+  CHECK(cpu().stats().bytes_cached == a);
+  cpu().release_cached();
+  CHECK(cpu().stats().bytes_cached == 0);
+}
+
 TEST_CASE("fail_cpu_allocation_after(n) fails the (n+1)-th allocation, naming the bytes", "[storage][errors]") {
   {
     FailAfter guard(2);
