@@ -19,7 +19,10 @@
 // of the slab at each: its dst rows are written front to back in runs as long as the slab is
 // wide, with whole, streamed lines. While one slab is transposed, the next one's src is
 // prefetched into L2 row by row in address order, so memory sees long runs on both sides and
-// the transposes read from L2. (Measured in bench/RESULTS.md: without the prefetch, sixteen
+// the transposes read from L2. Where what a block writes is one run of dst that does not
+// start and end on lines (rows, or P rows, that are not whole lines), the block is gathered
+// in an L1 buffer and the run streamed: a partial line written in place is a plain store that
+// misses and holds back the streamed stores behind it. (Measured in bench/RESULTS.md: without the prefetch, sixteen
 // 4 KiB src runs read at once and single lines written per dst row cost ~30% against a
 // streaming copy on the Zen 4 this was built on, with no shuffle at all.)
 #include "copy_permute.hpp"
@@ -67,7 +70,7 @@ struct SlabPlan {
   std::vector<std::size_t> p_dims, q_dims, o_dims;  // positions in the nest, for describe
   i64 np = 1, nq = 1, outer = 1;
   i64 unit = 1;  // elements moved as one: a row contiguous on both sides, or 1
-  bool stage = false;  // rows not a whole number of lines: a block's rows gathered, then streamed
+  bool stage = false;  // rows, or P rows of panels, not whole lines: gathered in L1, then streamed
   simd::PanelKernel kernel;
   i64 bp = 0, bq = 0;             // P and Q per block
   i64 chunk = 0, chunks = 0;      // Q per chunk
@@ -175,13 +178,26 @@ bool plan_slabs(SlabPlan& pl, const Shape& shape, const Strides& ds, const Strid
   // lines a slab) ran at 0.53-0.6 of a streaming copy on Zen 5 where 4 KiB chunks ran at
   // 0.74-0.93, while everywhere else 16 KiB chunks gained up to 0.3 (bench/RESULTS.md).
   const bool aliased = pl.unit == 1 && pl.q_dst[0] * e % alias_bytes == 0;
-  const i64 most = std::max<i64>(1, aliased ? std::min(aliased_max_chunk, aliased_run_bytes / unit_bytes)
-                                            : std::min(max_chunk, run_bytes / unit_bytes));
+  i64 most = std::max<i64>(1, aliased ? std::min(aliased_max_chunk, aliased_run_bytes / unit_bytes)
+                                      : std::min(max_chunk, run_bytes / unit_bytes));
+  // P rows that are not a whole number of lines, with Q's first dim next to them in dst: a
+  // block's Q positions are one contiguous run of P rows, and the panel's line stores fall
+  // across lines, go out as plain stores and stall as unaligned rows do (bf16 P rows of 96
+  // bytes ran at 0.38 of a streaming copy where f32's 192 ran at 0.82). There a block's
+  // panels write into an L1 buffer laid out as the dst and the run is streamed; a slab then
+  // holds every P row (its chunk cut to keep it near 256 KiB).
+  const bool stage_panels = pl.unit == 1 && pl.kernel.run && pl.np * e % line_bytes != 0 && pl.q_dst[0] == pl.np &&
+                            pl.bq * pl.np * e <= stage_bytes;
+  if (stage_panels) most = std::max<i64>(pl.bq, std::min(most, 2 * slab_bytes / (pl.np * e)));
   pl.chunks = (pl.nq + most - 1) / most;
   pl.chunk = std::min(pl.nq, ((pl.nq + pl.chunks - 1) / pl.chunks + pl.bq - 1) / pl.bq * pl.bq);
   pl.chunks = (pl.nq + pl.chunk - 1) / pl.chunk;
   const i64 blocks = (pl.np + pl.bp - 1) / pl.bp;
   pl.slab = std::clamp<i64>(slab_bytes / (pl.chunk * unit_bytes) / pl.bp, 1, blocks) * pl.bp;
+  if (stage_panels) {
+    pl.stage = true;
+    pl.slab = blocks * pl.bp;
+  }
   pl.slabs = (pl.np + pl.slab - 1) / pl.slab;
   return true;
 }
@@ -297,6 +313,10 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
   const i64 ue = pl.unit * e;  // bytes per P row per Q position
   std::vector<i64> dst_off(static_cast<std::size_t>(pl.chunk));
   i64 have = -1;  // the (outer, chunk) dst_off holds
+  const bool staged = stream && pl.stage && pl.unit == 1;
+  alignas(64) std::byte staged_buf[stage_bytes + line_bytes];
+  std::vector<i64> staged_off(staged ? static_cast<std::size_t>(pl.bq) : 0);
+  for (std::size_t k = 0; k < staged_off.size(); ++k) staged_off[k] = static_cast<i64>(k) * pl.np;
   Slab cur, next;
   locate(pl, begin, cur);
   for (i64 it = begin; it < end; ++it) {
@@ -328,15 +348,32 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
     std::byte* d = dst + (cur.o_dst + cur.p0 * pl.unit) * e;
     for (i64 q = 0; q < cur.nq; q += pl.bq) {
       const i64 nq = std::min(pl.bq, cur.nq - q);
+      // staged panels (plan_slabs): where this block's Q positions are one run of P rows in
+      // dst, the panels write it into `staged` and the run is streamed after them
+      const i64* doff = dst_off.data() + q;
+      std::byte* to = d;
+      std::byte* run_at = nullptr;
+      std::size_t at = 0;
+      if (staged) {
+        bool contiguous = true;
+        for (i64 k = 1; k < nq && contiguous; ++k) contiguous = doff[k] == doff[0] + k * pl.np;
+        if (contiguous) {
+          run_at = d + doff[0] * e;
+          at = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(run_at) % line_bytes);
+          to = staged_buf + at;
+          doff = staged_off.data();
+        }
+      }
       for (i64 b = 0; b < cur.rows; b += pl.bp) {
         run_block(pl, e, s + q * ue, cur.src_off.data() + b, static_cast<int>(std::min(pl.bp, cur.rows - b)),
-                  d + b * ue, dst_off.data() + q, nq, stream);
+                  to + b * ue, doff, nq, stream && run_at == nullptr);
         for (i64 n = per_block; n > 0 && pf_row < next_rows; --n) {
           __builtin_prefetch(reinterpret_cast<const void*>(pf_at), 0, 3);
           pf_at += line_bytes;
           if (pf_at >= pf_end && ++pf_row < next_rows) start_row(pf_row);
         }
       }
+      if (run_at != nullptr) simd::stream_copy(run_at, staged_buf + at, static_cast<std::size_t>(nq * pl.np * e));
     }
     std::swap(cur, next);
   }

@@ -306,6 +306,38 @@ TEST_CASE("rows that are not whole lines, gathered and streamed: row lengths, el
       }
 }
 
+TEST_CASE("panels whose P rows are not whole lines, staged and streamed: sizes, element sizes, offsets, gaps",
+          "[strided][copy][permute][stream]") {
+  // dims in dst order (Q1, Q0, P): P the dst's unit-stride dim, Q0 and Q1 the src's, Q0 next
+  // to P in dst; P rows of np elements are no whole number of lines, so a block's Q positions
+  // go through an L1 buffer where they are one run in dst (dense), and straight to dst where a
+  // gap in the dst's Q1 stride breaks the run
+  Restore restore;
+  for (const std::string& isa : kernels()) {
+    REQUIRE(detail::force_panel_isa(isa));
+    for (std::size_t es : {1, 2, 4, 8})
+      for (std::int64_t np : {24, 40, 72})
+        for (std::int64_t q0 : {5, 48})
+          for (std::int64_t gap : {0, 7})
+            for (std::int64_t off : {0, 3}) {
+              const std::int64_t q1 = 9;
+              const Shape shape{q1, q0, np};
+              const Layout dl{shape, {q0 * np + gap, np, 1}, off}, sl{shape, {q0, 1, q0 * q1}, off};
+              const Bytes src = pattern_bytes(extent(sl) * es, 7);
+              const Bytes want = reference(pattern_bytes(extent(dl) * es, 8), dl, src, sl, es);
+              for (int threads : {1, 2}) {
+                CAPTURE(isa, es, np, q0, gap, off, threads);
+                set_num_threads(threads);
+                Bytes dst = pattern_bytes(extent(dl) * es, 8);
+                const auto o = off * static_cast<std::int64_t>(es);
+                REQUIRE(detail::copy_permute(dst.data() + o, src.data() + o, shape, dl.strides, sl.strides, es, true,
+                                             true));
+                CHECK(first_difference(dst, want) == -1);
+              }
+            }
+  }
+}
+
 TEST_CASE("every dtype permutes through Tensor::contiguous like the element loop", "[strided][copy][permute]") {
   const Shape shape = {3, 17, 5, 33};
   const std::vector<int> perm = {3, 1, 0, 2};
@@ -364,6 +396,10 @@ TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documen
       {{32, 15, 16}, {240, 16, 1}, {16, 512, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 16x32 block 16x1 (rows of 16)"},
       // the same unit-stride dim on both sides and no other dim contiguous in src: rows
       {{10, 20}, {20, 1}, {40, 1}, 4, ""},
+      // P rows of 24 f32 (96 bytes, not whole lines) next to Q's first dim in dst: the element
+      // loop writes them as they come (with a vector panel they are staged: below)
+      {{9, 5000, 24}, {120000, 24, 1}, {5000, 1, 45000}, 4,
+       "P [d2=24] Q [d1=5000 d0=9] outer [] slab 16x4096 block 16x16 (scalar)"},
       // rows of 184 f32 (736 bytes, not whole lines): two rows a block (1472 bytes, 23 lines),
       // gathered and streamed; Q in 2 chunks of 16 (11776 bytes), slabs of 10 P rows
       {{32, 15, 184}, {2760, 184, 1}, {184, 5888, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 10x16 block 2x1 (rows of 184)"},
@@ -377,4 +413,9 @@ TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documen
     CAPTURE(str(r.shape));
     CHECK(detail::describe_permute(r.shape, r.dst, r.src, r.es) == r.want);
   }
+  // staged panels: a slab holds every P row (2 blocks of 16), its chunk cut to about 256 KiB
+  // of src (262144 / 96 bytes = 2730 positions at most: 17 even chunks of 2648, whole blocks)
+  if (detail::force_panel_isa("avx2"))
+    CHECK(detail::describe_permute({9, 5000, 24}, {120000, 24, 1}, {5000, 1, 45000}, 4) ==
+          "P [d2=24] Q [d1=5000 d0=9] outer [] slab 32x2648 block 16x8 (avx2)");
 }
