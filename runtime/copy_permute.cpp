@@ -14,24 +14,24 @@
 // up to 64 KiB, are the unit moved, and P and Q are found among the other dims.
 //
 // The work is walked in slabs: a run of P rows across a chunk of Q (at most 16 KiB of src a
-// row, 4 KiB where Q's dst lines alias: plan_slabs), about 128 KiB of src or one block of
-// P rows, which stays in L2. A slab goes Q block by Q block, every P block
-// of the slab at each: its dst rows are written front to back in runs as long as the slab is
-// wide, with whole, streamed lines. While one slab is transposed, the next one's src is
-// prefetched into L2 row by row in address order, so memory sees long runs on both sides and
-// the transposes read from L2. Where what a block writes is one run of dst that does not
-// start and end on lines (rows, or P rows, that are not whole lines), the block is gathered
-// in an L1 buffer and the run streamed: a partial line written in place is a plain store that
-// misses and holds back the streamed stores behind it. (Measured in bench/RESULTS.md: without the prefetch, sixteen
-// 4 KiB src runs read at once and single lines written per dst row cost ~30% against a
-// streaming copy on the Zen 4 this was built on, with no shuffle at all.)
+// row, 4 KiB where Q's dst lines alias: plan_slabs), about 128 KiB of src or one block of P
+// rows, which stays in L2. A slab goes Q block by Q block, every P block of the slab at each:
+// its dst rows are written front to back in runs as long as the slab is wide, with whole,
+// streamed lines. While one slab is transposed, the next one's src is prefetched into L2 row
+// by row in address order, so memory sees long runs on both sides and the transposes read
+// from L2. (Measured in bench/RESULTS.md: without the prefetch, sixteen 4 KiB src runs read
+// at once and single lines written per dst row cost ~30% against a streaming copy on the Zen
+// 4 this was built on, with no shuffle at all.) Where what a block writes is one run of dst
+// that does not start and end on lines (rows, or P rows, that are not whole lines), the block
+// is gathered in an L1 buffer and the run streamed: a partial line written in place is a
+// plain store that misses and holds back the streamed stores behind it.
 #include "copy_permute.hpp"
 
 
 #include <algorithm>
-#include <numeric>
 #include <atomic>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 #include <vector>
 
@@ -54,7 +54,7 @@ constexpr i64 alias_bytes = 512;             // Q's dst stride a multiple of thi
 constexpr i64 slab_bytes = i64{128} << 10;   // src a slab reads (and the next one prefetched)
 constexpr i64 p_row_bytes = 1024;            // P grows to a row this long, in whole lines,
 constexpr i64 max_p_width = i64{64} << 10;   // but no longer than this
-constexpr i64 stage_bytes = i64{8} << 10;     // at most this many bytes of rows gathered a block
+constexpr i64 stage_bytes = i64{8} << 10;     // at most this much of a block gathered in L1
 constexpr i64 max_row_bytes = i64{64} << 10;  // rows contiguous on both sides shorter than this
                                               // are the unit moved (longer ones go by rows)
 

@@ -1,7 +1,8 @@
 // The CPU allocator and Storage. Small blocks come from malloc, aligned by hand (see
 // small_alloc); blocks of 1 MiB and more are rounded to 2 MiB, aligned to 2 MiB, advised as
 // huge pages, and cached when freed (up to a bound: the blocks freed longest ago go first),
-// so a repeated expression reuses warm pages instead of faulting in fresh ones. Also: allocator_for(), copy_bytes(), synchronize().
+// so a repeated expression reuses warm pages instead of faulting in fresh ones. Also:
+// allocator_for(), copy_bytes(), synchronize().
 // A Storage and its count are one make_shared block: if making it fails, wrap()'s release
 // callback never runs (from_blob and from_dlpack rely on that: the caller still owns the data).
 #include <sys/mman.h>
