@@ -425,7 +425,8 @@ std::string describe_permute(const Shape& shape, const Strides& dst_strides, con
   std::ostringstream os;
   os << "P " << dims_str(pl.p_dims, shape) << " Q " << dims_str(pl.q_dims, shape) << " outer "
      << dims_str(pl.o_dims, shape) << " slab " << pl.slab << "x" << pl.chunk << " block " << pl.bp << "x" << pl.bq
-     << " (" << (pl.unit > 1 ? "rows of " + std::to_string(pl.unit) : pl.kernel.run ? pl.kernel.isa : "scalar") << ")";
+     << " (" << (pl.unit > 1 ? "rows of " + std::to_string(pl.unit) : pl.kernel.run ? pl.kernel.isa : "scalar") << ")"
+     << (pl.stage ? " staged" : "");
   return os.str();
 }
 

@@ -29,7 +29,9 @@ bool copy_permute(std::byte* dst, const std::byte* src, const Shape& shape, cons
 bool force_panel_isa(const std::string& isa);
 
 /// For tests and benchmarks: how copy_permute cuts this nest, as "P [dims] Q [dims] outer
-/// [dims] slab ROWS x CHUNK block BP x BQ (kernel)", or "" where it does not apply.
+/// [dims] slab ROWS x CHUNK block BP x BQ (kernel)", then " staged" where a block's rows (or
+/// a block of P rows that are not whole lines) are gathered in L1 and streamed when the copy
+/// streams; or "" where it does not apply.
 std::string describe_permute(const Shape& shape, const Strides& dst_strides, const Strides& src_strides,
                              std::size_t element_size);
 

@@ -402,7 +402,7 @@ TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documen
        "P [d2=24] Q [d1=5000 d0=9] outer [] slab 16x4096 block 16x16 (scalar)"},
       // rows of 184 f32 (736 bytes, not whole lines): two rows a block (1472 bytes, 23 lines),
       // gathered and streamed; Q in 2 chunks of 16 (11776 bytes), slabs of 10 P rows
-      {{32, 15, 184}, {2760, 184, 1}, {184, 5888, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 10x16 block 2x1 (rows of 184)"},
+      {{32, 15, 184}, {2760, 184, 1}, {184, 5888, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 10x16 block 2x1 (rows of 184) staged"},
       // rows of 1 KiB (256 f32) too, one row a block: P a single row (1 KiB), Q chunks of 16
       // rows (16 KiB), slabs of 8 P rows (128 KiB)
       {{32, 15, 256}, {3840, 256, 1}, {256, 8192, 1}, 4, "P [d1=15] Q [d0=32] outer [] slab 8x16 block 1x1 (rows of 256)"},
@@ -417,5 +417,5 @@ TEST_CASE("copy_permute cuts the nest into P, Q, outer dims and slabs as documen
   // of src (262144 / 96 bytes = 2730 positions at most: 17 even chunks of 2648, whole blocks)
   if (detail::force_panel_isa("avx2"))
     CHECK(detail::describe_permute({9, 5000, 24}, {120000, 24, 1}, {5000, 1, 45000}, 4) ==
-          "P [d2=24] Q [d1=5000 d0=9] outer [] slab 32x2648 block 16x8 (avx2)");
+          "P [d2=24] Q [d1=5000 d0=9] outer [] slab 32x2648 block 16x8 (avx2) staged");
 }
