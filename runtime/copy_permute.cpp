@@ -163,7 +163,7 @@ bool plan_slabs(SlabPlan& pl, const Shape& shape, const Strides& ds, const Strid
     pl.bq = 1;
     // Rows that are not a whole number of lines: copied one by one, each row's partial end
     // lines took plain stores that missed, and a store that misses holds back the streamed
-    // ones behind it: 736-byte rows ran at 0.2-0.3 of 768-byte ones (bench/RESULTS.md). So a
+    // ones behind it: 736-byte rows ran at 0.2-0.35 of 768-byte ones (bench/RESULTS.md). So a
     // block takes rows enough to end on a line (`whole` of them make whole lines), gathers
     // them in L1 and streams the run: plain stores only where the run's ends are not aligned.
     const i64 whole = line_bytes / std::gcd(unit_bytes, line_bytes);
@@ -175,7 +175,7 @@ bool plan_slabs(SlabPlan& pl, const Shape& shape, const Strides& ds, const Strid
   // Q chunks of at most run_bytes a row, as even as whole blocks allow. Where one element's
   // step along Q moves the dst by a multiple of alias_bytes, the single lines a slab writes
   // per Q position fall on few of the memory's banks: there a long chunk (thousands of such
-  // lines a slab) ran at 0.53-0.6 of a streaming copy on Zen 5 where 4 KiB chunks ran at
+  // lines a slab) ran at 0.53-0.72 of a streaming copy on Zen 5 where 4 KiB chunks ran at
   // 0.74-0.93, while everywhere else 16 KiB chunks gained up to 0.3 (bench/RESULTS.md).
   const bool aliased = pl.unit == 1 && pl.q_dst[0] * e % alias_bytes == 0;
   i64 most = std::max<i64>(1, aliased ? std::min(aliased_max_chunk, aliased_run_bytes / unit_bytes)
