@@ -121,7 +121,7 @@ class CpuAllocator final : public Allocator {
     if (size >= large_block && size <= max_cached_bytes) {
       // Room is made from the blocks freed longest ago: the sizes in use now are the ones
       // freed last. (Refusing the new block instead left a loop whose sizes changed, f32 then
-      // f64 transposes of 200 MB, faulting in a fresh 400 MB output every call: 0.16-0.5 of
+      // f64 transposes of 200 MB, faulting in a fresh 400 MB output every call: 0.13-0.5 of
       // a streaming copy where a cached one ran at 0.8; bench/RESULTS.md.)
       while (stats_.bytes_cached + size > max_cached_bytes) evict_oldest();
       freed_.emplace_front(size, p);
