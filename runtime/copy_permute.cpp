@@ -215,17 +215,27 @@ struct Bytes16 {
   unsigned char b[16];
 };
 
+/// A line-aligned buffer a block is gathered in (plan_slabs' staging): the block's run of
+/// dst starts `line_offset(at)` bytes into it, so the streamed copy's stores meet aligned loads.
+struct Stage {
+  alignas(64) std::byte buf[stage_bytes + line_bytes];
+  static std::size_t line_offset(const std::byte* at) {
+    return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(at) % line_bytes);
+  }
+};
+
 /// One block (np P rows, nq Q positions): the kernel, the rows' copies or the element loop.
+/// Staged rows are gathered in `stage` (run_slabs' one buffer).
 void run_block(const SlabPlan& pl, i64 e, const std::byte* src, const i64* so, int np, std::byte* dst, const i64* doff,
-               i64 nq, bool stream) {
+               i64 nq, bool stream, Stage& stage) {
   if (pl.kernel.run) return pl.kernel.run(src, so, np, dst, doff, nq, stream);
   if (pl.unit > 1) {  // dst[doff[q] + p * unit + r] = src[so[p] + q * unit + r], r < unit
     const auto bytes = static_cast<std::size_t>(pl.unit * e);
     if (stream && pl.stage) {  // the block's rows, contiguous in dst, gathered line-aligned
-      alignas(64) std::byte buf[stage_bytes + line_bytes];
       for (i64 q = 0; q < nq; ++q) {
         std::byte* d = dst + doff[q] * e;
-        const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(d) % line_bytes);
+        std::byte* buf = stage.buf;
+        const std::size_t off = Stage::line_offset(d);
         const std::byte* s = src + q * pl.unit * e;
         for (int p = 0; p < np; ++p) std::memcpy(buf + off + static_cast<std::size_t>(p) * bytes, s + so[p] * e, bytes);
         simd::stream_copy(d, buf + off, static_cast<std::size_t>(np) * bytes);
@@ -313,8 +323,8 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
   const i64 ue = pl.unit * e;  // bytes per P row per Q position
   std::vector<i64> dst_off(static_cast<std::size_t>(pl.chunk));
   i64 have = -1;  // the (outer, chunk) dst_off holds
-  const bool staged = stream && pl.stage && pl.unit == 1;
-  alignas(64) std::byte staged_buf[stage_bytes + line_bytes];
+  const bool staged = stream && pl.stage && pl.unit == 1;  // staged panels (rows: run_block)
+  Stage stage;
   std::vector<i64> staged_off(staged ? static_cast<std::size_t>(pl.bq) : 0);
   for (std::size_t k = 0; k < staged_off.size(); ++k) staged_off[k] = static_cast<i64>(k) * pl.np;
   Slab cur, next;
@@ -349,7 +359,7 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
     for (i64 q = 0; q < cur.nq; q += pl.bq) {
       const i64 nq = std::min(pl.bq, cur.nq - q);
       // staged panels (plan_slabs): where this block's Q positions are one run of P rows in
-      // dst, the panels write it into `staged` and the run is streamed after them
+      // dst, the panels write it into `stage` and the run is streamed after them
       const i64* doff = dst_off.data() + q;
       std::byte* to = d;
       std::byte* run_at = nullptr;
@@ -359,21 +369,21 @@ void run_slabs(const SlabPlan& pl, std::size_t es, std::byte* dst, const std::by
         for (i64 k = 1; k < nq && contiguous; ++k) contiguous = doff[k] == doff[0] + k * pl.np;
         if (contiguous) {
           run_at = d + doff[0] * e;
-          at = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(run_at) % line_bytes);
-          to = staged_buf + at;
+          at = Stage::line_offset(run_at);
+          to = stage.buf + at;
           doff = staged_off.data();
         }
       }
       for (i64 b = 0; b < cur.rows; b += pl.bp) {
         run_block(pl, e, s + q * ue, cur.src_off.data() + b, static_cast<int>(std::min(pl.bp, cur.rows - b)),
-                  to + b * ue, doff, nq, stream && run_at == nullptr);
+                  to + b * ue, doff, nq, stream && run_at == nullptr, stage);
         for (i64 n = per_block; n > 0 && pf_row < next_rows; --n) {
           __builtin_prefetch(reinterpret_cast<const void*>(pf_at), 0, 3);
           pf_at += line_bytes;
           if (pf_at >= pf_end && ++pf_row < next_rows) start_row(pf_row);
         }
       }
-      if (run_at != nullptr) simd::stream_copy(run_at, staged_buf + at, static_cast<std::size_t>(nq * pl.np * e));
+      if (run_at != nullptr) simd::stream_copy(run_at, stage.buf + at, static_cast<std::size_t>(nq * pl.np * e));
     }
     std::swap(cur, next);
   }

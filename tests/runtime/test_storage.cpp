@@ -107,6 +107,25 @@ TEST_CASE("a freed block that overflows the cache evicts the blocks freed longes
   CHECK(cpu().stats().bytes_cached == 0);
 }
 
+TEST_CASE("of two cached blocks of one size, the one freed last is handed out first", "[storage]") {
+  cpu().release_cached();
+  const std::size_t bytes = std::size_t{4} << 20;  // a whole number of 2 MiB pages
+  auto first = Storage::allocate(bytes, Device::cpu());
+  auto second = Storage::allocate(bytes, Device::cpu());
+  std::byte* const first_data = first->data();
+  std::byte* const second_data = second->data();
+  first.reset();   // freed first: the colder
+  second.reset();  // freed last: its pages the warmest
+  CHECK(cpu().stats().bytes_cached == 2 * bytes);
+  auto again = Storage::allocate(bytes, Device::cpu());
+  CHECK(again->data() == second_data);
+  auto more = Storage::allocate(bytes, Device::cpu());
+  CHECK(more->data() == first_data);
+  again.reset();
+  more.reset();
+  cpu().release_cached();
+}
+
 TEST_CASE("fail_cpu_allocation_after(n) fails the (n+1)-th allocation, naming the bytes", "[storage][errors]") {
   {
     FailAfter guard(2);
