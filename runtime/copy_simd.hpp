@@ -1,7 +1,8 @@
 #pragma once
 // Private to the runtime: the vector kernels under copy_strided (copy_strided.cpp,
-// copy_permute.cpp). On x86-64, copy_simd_x86.cpp provides them: SSE2 streaming stores (every
-// x86-64 CPU has them) and the permutation panels of copy_simd_avx2.cpp and
+// copy_permute.cpp). On x86-64, copy_simd_x86.cpp provides them: streaming copies with the
+// widest stores the CPU has, SSE2 streaming fills (every x86-64 CPU has them), and the
+// permutation panels; the AVX2 and AVX-512 kernels live in copy_simd_avx2.cpp and
 // copy_simd_avx512.cpp, each file compiled for its instruction set and chosen at run time
 // (__builtin_cpu_supports), so a build without -march flags uses them too. Elsewhere
 // copy_simd_none.cpp provides plain loops. CMake picks the files.
@@ -43,9 +44,11 @@ void stream_fill(std::byte* dst, const std::byte* value, std::size_t element_siz
 void store_fence() noexcept;
 
 namespace detail {
+using StreamCopyFn = void (*)(std::byte* dst, const std::byte* src, std::size_t bytes);
 /// The per-ISA tables (x86-64 only), run null where a size has no panel.
 struct PanelTable {
   PanelKernel by_size[4];  // element sizes 1, 2, 4, 8 at indices 0..3
+  StreamCopyFn stream_copy = nullptr;  // stream_copy with this ISA's widest stores
 };
 PanelTable avx2_panels() noexcept;
 PanelTable avx512_panels() noexcept;

@@ -239,10 +239,28 @@ void panel1(const std::byte* src, const i64* so, int np, std::byte* dst, const i
   if (q0 < nq) block_loop(s, so, np, d, doff, q0, static_cast<int>(nq - q0));
 }
 
+// ---- streaming copy ----
+
+// Plain stores up to dst's first 64-byte boundary, then two 32-byte streaming stores a line,
+// then the tail (avx512's stream_copy says why wider than SSE2's).
+void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  const std::size_t head = std::size_t{63} & (std::size_t{0} - reinterpret_cast<std::uintptr_t>(dst));
+  std::size_t i = head < bytes ? head : bytes;
+  std::memcpy(dst, src, i);
+  for (; i + 64 <= bytes; i += 64) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+}
+
 }  // namespace
 
 PanelTable avx2_panels() noexcept {
   PanelTable t;
+  t.stream_copy = stream_copy;
   t.by_size[0] = {panel1, 64, 16, "avx2"};
   t.by_size[1] = {panel2, 32, 16, "avx2"};
   t.by_size[2] = {panel4, 16, 8, "avx2"};

@@ -224,10 +224,42 @@ void panel1(const std::byte* src, const i64* so, int np, std::byte* dst, const i
   }
 }
 
+// ---- streaming copy ----
+
+// Plain (masked) stores up to dst's first 64-byte boundary, then one streaming store a line,
+// then the tail: every line written whole goes out in one store that bypasses the caches.
+// Measured against SSE2's four 16-byte streaming stores a line (copy_simd_x86.cpp), Zen 5,
+// two threads, in a probe: 200 MiB 4.3 against 4.8-5.2 ms; GPT-2's 3 KB embedding rows gathered
+// at 1.02-1.05 against 0.90-0.95 of a memcpy of their bytes.
+void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  const std::size_t head = std::size_t{63} & (std::size_t{0} - reinterpret_cast<std::uintptr_t>(dst));
+  std::size_t i = 0;
+  if (head != 0) {
+    const std::size_t n = head < bytes ? head : bytes;
+    const __mmask64 m = (std::uint64_t{1} << n) - 1;  // n < 64
+    _mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+    i = n;
+  }
+  for (; i + 128 <= bytes; i += 128) {
+    const __m512i a = _mm512_loadu_si512(src + i), b = _mm512_loadu_si512(src + i + 64);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), a);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i + 64), b);
+  }
+  if (i + 64 <= bytes) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), _mm512_loadu_si512(src + i));
+    i += 64;
+  }
+  if (i < bytes) {
+    const __mmask64 m = (std::uint64_t{1} << (bytes - i)) - 1;  // < 64 bytes left
+    _mm512_mask_storeu_epi8(dst + i, m, _mm512_maskz_loadu_epi8(m, src + i));
+  }
+}
+
 }  // namespace
 
 PanelTable avx512_panels() noexcept {
   PanelTable t;
+  t.stream_copy = stream_copy;
   t.by_size[0] = {panel1, 64, 16, "avx512"};
   t.by_size[1] = {panel2, 32, 16, "avx512"};
   t.by_size[2] = {panel4, 16, 16, "avx512"};

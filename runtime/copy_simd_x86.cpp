@@ -1,7 +1,8 @@
-// The x86-64 vector kernels under copy_strided: streaming copies and fills with SSE2 (part
-// of x86-64, so no dispatch), and the choice of permutation panel: AVX-512 (F, BW, VL) where
-// the CPU has it, else AVX2 (copy_simd_avx512.cpp, copy_simd_avx2.cpp, each compiled for its
-// instruction set), asked of the CPU once with __builtin_cpu_supports.
+// The x86-64 vector kernels under copy_strided: streaming copies with the widest stores the
+// CPU has (AVX-512, AVX2, else SSE2), streaming fills with SSE2 (part of x86-64), and the
+// choice of permutation panel: AVX-512 (F, BW, VL) where the CPU has it, else AVX2
+// (copy_simd_avx512.cpp, copy_simd_avx2.cpp, each compiled for its instruction set), asked of
+// the CPU once with __builtin_cpu_supports.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -64,6 +65,9 @@ int panel_kernels(std::size_t element_size, PanelKernel* out) noexcept {
 }
 
 void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+  const Known& k = known();
+  if (k.has_avx512) return k.avx512.stream_copy(dst, src, bytes);
+  if (k.has_avx2) return k.avx2.stream_copy(dst, src, bytes);
   const std::size_t head = std::min(bytes, to_boundary(dst));
   std::memcpy(dst, src, head);
   std::size_t i = head;

@@ -5,6 +5,7 @@
 // enough for streaming stores, at misaligned offsets with ragged tails; every element size;
 // and 1 and 2 threads giving identical bytes. copy_rows_together (several row copies in one
 // pass: a split's outputs) against the same reference, and as_rows' view of a copy as rows.
+// The streaming memcpy under them, each vector width this CPU runs, at every dst alignment.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../../runtime/copy_simd.hpp"
 #include "copy_reference.hpp"
 #include "einexpr/runtime/layout.hpp"
 #include "einexpr/runtime/strided.hpp"
@@ -100,6 +102,48 @@ TEST_CASE("copy_strided streams large outputs, misaligned and ragged, the same a
       const Bytes two = check_copy(c.dst, c.src, es, 2);
       CHECK(first_difference(one, two) == -1);
     }
+  }
+}
+
+TEST_CASE("stream_copy: every dst alignment and short length, each width this CPU runs, nothing else written",
+          "[strided][copy][stream]") {
+  std::vector<std::pair<std::string, void (*)(std::byte*, const std::byte*, std::size_t)>> kernels{
+      {"dispatched", simd::stream_copy}};
+#if defined(__x86_64__)
+  simd::PanelKernel k[2];
+  const int n = simd::panel_kernels(4, k);
+  for (int i = 0; i < n; ++i) {
+    if (std::string(k[i].isa) == "avx512") kernels.emplace_back("avx512", simd::detail::avx512_panels().stream_copy);
+    if (std::string(k[i].isa) == "avx2") kernels.emplace_back("avx2", simd::detail::avx2_panels().stream_copy);
+  }
+#endif
+  const Bytes src = pattern_bytes(8192 + 64, 1), before = pattern_bytes(8192 + 192, 2);
+  std::vector<std::size_t> lengths;
+  for (std::size_t len = 0; len <= 200; ++len) lengths.push_back(len);
+  for (std::size_t len : {255, 256, 257, 1000, 3072, 4099, 8192}) lengths.push_back(len);
+  for (const auto& [isa, copy] : kernels) {
+    REQUIRE(copy != nullptr);
+    Bytes dst = before;
+    // dst's 64-byte boundary, found in the buffer (vector storage need not be line aligned)
+    const std::size_t line = (64 - reinterpret_cast<std::uintptr_t>(dst.data()) % 64) % 64;
+    for (std::size_t dst_off = 0; dst_off <= 64; ++dst_off)
+      for (std::size_t src_off : {0, 1, 5, 32})
+        for (std::size_t len : lengths) {
+          CAPTURE(isa, dst_off, src_off, len);
+          std::byte* d = dst.data() + line + dst_off;
+          copy(d, src.data() + src_off, len);
+          simd::store_fence();
+          const std::size_t at = line + dst_off;
+          bool same = std::memcmp(d, src.data() + src_off, len) == 0;
+          bool untouched = std::memcmp(dst.data(), before.data(), at) == 0 &&
+                           std::memcmp(d + len, before.data() + at + len, dst.size() - at - len) == 0;
+          if (!same || !untouched) {
+            CHECK(same);
+            CHECK(untouched);
+            return;
+          }
+          std::memcpy(d, before.data() + at, len);  // as before, for the next case
+        }
   }
 }
 
