@@ -69,9 +69,12 @@ einexpr::Tensor random_f32(const einexpr::Shape& shape, std::uint64_t seed);
 void set_threads(int threads);
 /// memcpy of `bytes`, split into one contiguous chunk per thread.
 void memcpy_threads(void* dst, const void* src, std::size_t bytes, int threads);
-/// dst[0..n) = src[0..n) with streaming (non-temporal) stores, one chunk per thread: a copy
-/// that does not read the destination for ownership (glibc's memcpy streams only beyond a
-/// size its chunks here may not reach).
+/// dst[0..n) = src[0..n) with streaming (non-temporal) stores, one chunk of whole lines per
+/// thread: a copy that does not read the destination for ownership (glibc's memcpy streams
+/// only beyond a size its chunks here may not reach). Each line goes out in the widest store
+/// the CPU has (one AVX-512 store, two AVX ones, else four SSE2 ones): on Zen 5 a 200 MiB copy
+/// took 4.3 ms with one store a line against 4.8-5.2 ms with SSE2's four.
+void stream_bytes_threads(void* dst, const void* src, std::size_t bytes, int threads);
 void stream_copy_threads(float* dst, const float* src, std::size_t n, int threads);
 /// The sum of n floats, read once (vectorized, one chunk per thread).
 float read_sum(const float* p, std::size_t n, int threads);

@@ -4,7 +4,7 @@
 // role once in a rotating order, so each einexpr time has its limit measured seconds apart:
 //   permute|PATTERN|SIZES|DTYPES|ROUNDS   e.g. "permute|a b c -> c b a|384 355 384|f32,f64,bf16|7"
 //     per dtype: out (rearrange_into a preallocated tensor), fresh (rearrange, Copy::always),
-//     stream (a streaming-store copy of the same bytes: the limit), memcpy
+//     stream (a streaming-store copy of the same bytes, bench.hpp's: the limit), memcpy
 //   einsum|PATTERN|NAME=LEN ...|M N K|ROUNDS
 //     out (einsum_into), fresh (einsum), and the limit: one f32 GEMM of the flattened m, n, k
 //     through OpenBLAS (its own threads, and rows split over OpenMP threads, one
@@ -12,9 +12,6 @@
 // Threads: 2 unless EINEXPR_BENCH_THREADS says otherwise. Each result is checked (a sample of
 // output elements against the input through a view, or against a naive sum) before timing.
 #include <omp.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -51,32 +48,6 @@ std::vector<std::int64_t> ints(const std::string& s) {
   std::stringstream ss(s);
   for (std::int64_t x; ss >> x;) v.push_back(x);
   return v;
-}
-
-/// Streaming-store copy of `bytes`, one contiguous chunk of whole lines per thread.
-void stream_bytes(std::byte* dst, const std::byte* src, std::size_t bytes, int threads) {
-#pragma omp parallel num_threads(threads)
-  {
-    const std::size_t lines = (bytes + 63) / 64;
-    const auto t = static_cast<std::size_t>(omp_get_thread_num()), nt = static_cast<std::size_t>(omp_get_num_threads());
-    const std::size_t b = std::min(bytes, lines * t / nt * 64), e = std::min(bytes, lines * (t + 1) / nt * 64);
-    std::size_t i = b;
-#if defined(__x86_64__)
-    for (; i < e && reinterpret_cast<std::uintptr_t>(dst + i) % 16 != 0; ++i) dst[i] = src[i];
-    for (; i + 64 <= e; i += 64) {
-      const auto* s = reinterpret_cast<const __m128i*>(src + i);
-      auto* d = reinterpret_cast<__m128i*>(dst + i);
-      const __m128i a = _mm_loadu_si128(s), b2 = _mm_loadu_si128(s + 1), c = _mm_loadu_si128(s + 2),
-                    f = _mm_loadu_si128(s + 3);
-      _mm_stream_si128(d, a);
-      _mm_stream_si128(d + 1, b2);
-      _mm_stream_si128(d + 2, c);
-      _mm_stream_si128(d + 3, f);
-    }
-    _mm_sfence();
-#endif
-    for (; i < e; ++i) dst[i] = src[i];
-  }
 }
 
 double process_cpu_seconds() {
@@ -162,7 +133,7 @@ void run_permute(const std::vector<std::string>& f, int threads) {
     const auto t = rounds_of(
         {{"out", [&] { einexpr::rearrange_into(out, x, pattern); }},
          {"fresh", [&] { bench::benchmark_keep(einexpr::rearrange(x, pattern, {}, einexpr::Copy::always)); }},
-         {"stream", [&] { stream_bytes(dst, src, bytes, threads); }},
+         {"stream", [&] { bench::stream_bytes_threads(dst, src, bytes, threads); }},
          {"memcpy", [&] { bench::memcpy_threads(dst, src, bytes, threads); }}},
         rounds);
     // how copy_permute cuts this copy (the output row-major, the input read through the view)

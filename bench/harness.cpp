@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #if defined(__x86_64__)
-#include <immintrin.h>  // SSE's streaming store: every x86-64 CPU has it
+#include <immintrin.h>  // streaming stores: SSE2 on every x86-64 CPU, AVX and AVX-512 where it has them
 #endif
 
 #include <algorithm>
@@ -86,18 +86,58 @@ void memcpy_threads(void* dst, const void* src, std::size_t bytes, int threads) 
   }
 }
 
-void stream_copy_threads(float* dst, const float* src, std::size_t n, int threads) {
+namespace {
+#if defined(__x86_64__)
+// One chunk: plain stores up to dst's first 64-byte boundary, whole lines streamed, the tail
+// plain; one function per vector width, chosen by what the CPU has.
+template <class Lines>
+void stream_chunk(char* dst, const char* src, std::size_t bytes, Lines lines) {
+  std::size_t i = std::min(bytes, (64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64);
+  std::memcpy(dst, src, i);
+  const std::size_t whole = (bytes - i) / 64 * 64;
+  lines(dst + i, src + i, whole);
+  i += whole;
+  std::memcpy(dst + i, src + i, bytes - i);
+}
+__attribute__((target("avx512f"))) void lines512(char* d, const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(s + i));
+}
+__attribute__((target("avx"))) void lines256(char* d, const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += 64) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 32), b);
+  }
+}
+void lines128(char* d, const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += 64)
+    for (int k = 0; k < 4; ++k)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i) + k, _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i) + k));
+}
+#endif
+}  // namespace
+
+void stream_bytes_threads(void* dst, const void* src, std::size_t bytes, int threads) {
+#if defined(__x86_64__)
+  static const auto lines = __builtin_cpu_supports("avx512f") ? lines512 : __builtin_cpu_supports("avx") ? lines256 : lines128;
+#endif
 #pragma omp parallel num_threads(threads)
   {
-    const auto [b, e] = chunk(n, sizeof(float), omp_get_thread_num(), omp_get_num_threads());
-    std::size_t i = b;
+    const auto [b, e] = chunk(bytes, 1, omp_get_thread_num(), omp_get_num_threads());
+    char* d = static_cast<char*>(dst) + b;
+    const char* s = static_cast<const char*>(src) + b;
 #if defined(__x86_64__)
-    for (; i < e && reinterpret_cast<std::uintptr_t>(dst + i) % 16 != 0; ++i) dst[i] = src[i];
-    for (; i + 4 <= e; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+    stream_chunk(d, s, e - b, lines);
     _mm_sfence();
+#else
+    std::memcpy(d, s, e - b);
 #endif
-    for (; i < e; ++i) dst[i] = src[i];
   }
+}
+
+void stream_copy_threads(float* dst, const float* src, std::size_t n, int threads) {
+  stream_bytes_threads(dst, src, n * sizeof(float), threads);
 }
 
 float read_sum(const float* p, std::size_t n, int threads) {
