@@ -1,12 +1,14 @@
 // The einsum core (contract.hpp): private axes summed first, then pairwise contractions in
 // the cheapest order, each a ContractStep on operands viewed as [batch.., m, k] x
 // [batch.., k, n]. An operand is copied only when its m/k (or k/n) atoms cannot merge into
-// one stride each or no GEMM can read the matrix in place (matrix_map.hpp); the last
-// contraction writes straight into the output's layout where it can.
+// one stride each or no GEMM can read the matrix in place (matrix_map.hpp), and looping over
+// its outermost m (n) atoms as batch dims would not help; the last contraction writes
+// straight into the output's layout where it can.
 #include "plan/contract.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -24,6 +26,12 @@ struct Merged {
   std::int64_t length = 1;
   std::int64_t stride = 1;
 };
+
+/// a·b, or INT64_MAX where that overflows (lengths may be huge where a plan is only costed).
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 bool contains(const Axes& set, AxisId id) { return std::find(set.begin(), set.end(), id) != set.end(); }
 
@@ -95,15 +103,17 @@ struct Groups {
   Axes batch, m, n, k;
 };
 
-/// Emits the [batch.., rows, cols] view of v for a contraction.
-int matrix_view(PlanBuilder& b, const AtomView& v, const Axes& batch, const Axes& rows, const Axes& cols) {
+/// Emits the [batch.., rows, cols] view of v for a contraction; a batch atom v lacks (a loop
+/// atom of the other operand) is read at stride 0, its length `other`'s.
+int matrix_view(PlanBuilder& b, const AtomView& v, const AtomView& other, const Axes& batch, const Axes& rows,
+                const Axes& cols) {
   const Merged r = *merged(v, rows), c = *merged(v, cols);
   Layout l;
   std::vector<DimAxes> dims;
   for (AxisId n : batch) {
-    const AtomDim& a = v.at(n);
-    l.shape.push_back(a.length);
-    l.strides.push_back(a.stride);
+    const bool own = v.has(n);
+    l.shape.push_back(own ? v.at(n).length : other.at(n).length);
+    l.strides.push_back(own ? v.at(n).stride : 0);
     dims.push_back({n});
   }
   l.shape.insert(l.shape.end(), {r.length, c.length});
@@ -165,10 +175,11 @@ std::int64_t length_of(const AtomView& v, const Axes& group) {
 
 /// The result's atoms [batch.., m.., n..] with their strides: the output's layout when the
 /// last contraction can write it directly (m and n merge there, and a GEMM can write it),
-/// else contiguous in [batch, m, n] order.
-AtomView result_atoms(const AtomView& x, const AtomView& y, const Groups& g, const Axes& out_order, bool gemm) {
+/// else contiguous in `fallback`'s order.
+AtomView result_atoms(const AtomView& x, const AtomView& y, const Groups& g, const Axes& out_order, bool gemm,
+                      const Axes& fallback) {
   AtomView z{-1, -1, 0, {}};
-  for (AxisId n : g.batch) z.dims.push_back(x.at(n));
+  for (AxisId n : g.batch) z.dims.push_back(x.has(n) ? x.at(n) : y.at(n));
   split_into(z.dims, x, g.m, 1);
   split_into(z.dims, y, g.n, 1);
   auto laid_out = [&](const Axes& order) {
@@ -181,7 +192,46 @@ AtomView result_atoms(const AtomView& x, const AtomView& y, const Groups& g, con
     const AtomView direct = laid_out(out_order);
     if (merged(direct, g.m) && merged(direct, g.n) && (!gemm || gemm_reads(direct, g.m, g.n))) return direct;
   }
-  return laid_out(concat({&g.batch, &g.m, &g.n}));
+  return laid_out(fallback);
+}
+
+/// A batched GEMM per loop atom costs a library call per matrix: each must keep at least this
+/// many multiply-adds (about 3 µs of one core), or the operand is copied instead.
+constexpr std::int64_t loop_gemm_work = std::int64_t{1} << 18;
+/// ...and the other side's free length (n for the left operand, m for the right) must be at
+/// most this: the GEMM does 2·n FLOPs per element of the operand, so with n short the copy (two
+/// passes over the operand, then the GEMM's read) costs as much as the GEMM, while with n in
+/// the thousands the GEMM is bound by its arithmetic, the copy is noise, and thinner GEMMs lose.
+/// TCCG on Zen 5 (bench/RESULTS.md): n = 24-384 gained 9-45% from the loop, n = 7056 lost 12%,
+/// n = 8000-9600 (k = 24, a 0.9 MB copy against a 368 MB output) lost 30-50%.
+constexpr std::int64_t loop_other_side = 1024;
+/// ...and the matrix each GEMM reads in place (rest x k, at the operand's strides) at most this
+/// many bytes: intensli6's 62208x48 f32 matrices (12 MB, columns 243 KB apart) lost 8% to the
+/// copy, matrices of 0.6-3 MB (columns 1.5-32 KB apart) gained.
+constexpr std::int64_t loop_matrix_bytes = std::int64_t{8} << 20;
+
+/// The outermost atoms of `free` (in its order) that v's other free atoms cannot merge with:
+/// looped over as batch dims, the rest then read in place by a GEMM, as v's [rest x k] (left,
+/// `rows`) or [k x rest] (right). Empty where the atoms merge already, where no prefix makes
+/// the rest readable, or where the rest is a single element.
+Axes loop_atoms(const AtomView& v, const Axes& free, const Axes& k, bool rows) {
+  if (merged(v, free)) return {};
+  Axes loop, rest = free;
+  while (rest.size() > 1) {
+    loop.push_back(rest.front());
+    rest.erase(rest.begin());
+    if (merged(v, rest)) break;
+  }
+  if (!merged(v, rest) || !merged(v, k) || length_of(v, rest) <= 1) return {};
+  if (!(rows ? gemm_reads(v, rest, k) : gemm_reads(v, k, rest))) return {};
+  return loop;
+}
+
+Axes without(const Axes& group, const Axes& drop) {
+  Axes out;
+  for (AxisId id : group)
+    if (!contains(drop, id)) out.push_back(id);
+  return out;
 }
 
 std::string names(const PlanBuilder& b, const Axes& ids) {
@@ -226,26 +276,61 @@ AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& neede
     notes.push_back(what + ": " + side + " [" + names(b, v.ids()) + "] copied to [" + names(b, order) + "] first (" +
                     why + "; the copy is a transpose at memory speed)");
   };
-  if (!merged(x, g.m) || !merged(x, g.k) || (gemm && !gemm_reads(x, g.m, g.k))) {
+  // 3a. m (n) atoms that do not merge into one stride, where only the outermost keep the others
+  // from merging: those become batch dims of a batched GEMM that reads the operand in place
+  // (the other operand at stride 0 along them), instead of a copy first (TCCG's intensli0,
+  // `a d b, c d -> c b a`: 384 GEMMs of 384x24x384 reading x where it lies, 19 ms against
+  // 29 ms with the copy and 23 ms for one GEMM of the flattened m on laid-out operands, Zen 5,
+  // bench/RESULTS.md), when each GEMM keeps loop_gemm_work multiply-adds, the other side is
+  // short (loop_other_side) and each matrix read in place is small (loop_matrix_bytes).
+  Groups run = g;  // the groups the GEMM runs: the loop atoms moved to its batch
+  if (gemm) {
+    const auto e = static_cast<std::int64_t>(element_size(b.dtype()));
+    auto fits = [&](const AtomView& v, const Axes& loop, const Axes& free) {
+      return !loop.empty() && saturating_mul(saturating_mul(length_of(v, without(free, loop)), lk), e) <= loop_matrix_bytes;
+    };
+    Axes loop_m = ln <= loop_other_side ? loop_atoms(x, g.m, g.k, true) : Axes{};
+    Axes loop_n = lm <= loop_other_side ? loop_atoms(y, g.n, g.k, false) : Axes{};
+    if (!fits(x, loop_m, g.m)) loop_m.clear();
+    if (!fits(y, loop_n, g.n)) loop_n.clear();
+    const Axes rest_m = without(g.m, loop_m), rest_n = without(g.n, loop_n);
+    const std::int64_t work = saturating_mul(saturating_mul(length_of(x, rest_m), length_of(y, rest_n)), lk);
+    if ((!loop_m.empty() || !loop_n.empty()) && work >= loop_gemm_work) {
+      run.batch = concat({&g.batch, &loop_m, &loop_n});
+      run.m = rest_m;
+      run.n = rest_n;
+      auto looped = [&](const char* side, const AtomView& v, const Axes& group, const Axes& loop, const char* atoms) {
+        std::int64_t count = 1;
+        for (AxisId id : loop) count *= v.at(id).length;
+        notes.push_back(what + ": " + side + " [" + names(b, v.ids()) + "] read in place by " + std::to_string(count) +
+                        " GEMMs of " + std::to_string(length_of(x, run.m)) + "x" + std::to_string(length_of(y, run.n)) +
+                        "x" + std::to_string(lk) + ", batched over [" + names(b, loop) + "] (its " + atoms + " atoms [" +
+                        names(b, group) + "] do not merge into one stride; no copy)");
+      };
+      if (!loop_m.empty()) looped("left", x, g.m, loop_m, "m");
+      if (!loop_n.empty()) looped("right", y, g.n, loop_n, "n");
+    }
+  }
+  if (!merged(x, run.m) || !merged(x, run.k) || (gemm && !gemm_reads(x, run.m, run.k))) {
     const Axes order = concat({&g.batch, &g.m, &g.k});
     copied("left", x, order, unread_reason(b, x, g.m, g.k, "m", "k"));
     x = b.materialize(x, order);
   }
-  if (!merged(y, g.k) || !merged(y, g.n) || (gemm && !gemm_reads(y, g.k, g.n))) {
+  if (!merged(y, run.k) || !merged(y, run.n) || (gemm && !gemm_reads(y, run.k, run.n))) {
     const Axes order = concat({&g.batch, &g.k, &g.n});
     copied("right", y, order, unread_reason(b, y, g.k, g.n, "k", "n"));
     y = b.materialize(y, order);
   }
   // 4. The result's layout, then the step on [batch.., m, k] x [batch.., k, n].
-  AtomView z = result_atoms(x, y, g, out_order, gemm);
+  AtomView z = result_atoms(x, y, run, out_order, gemm, concat({&g.batch, &g.m, &g.n}));
   if (!out_order.empty() && z.strides() != strides_for_order(z.dims, out_order))
     notes.push_back(what + ": result written as [" + names(b, concat({&g.batch, &g.m, &g.n})) +
            "], the output [" + names(b, out_order) + "] a strided view of it (m and n atoms interleave there, or " +
            "no GEMM writes it); einsum_into copies it");
-  const Merged zm = *merged(z, g.m), zn = *merged(z, g.n);
+  const Merged zm = *merged(z, run.m), zn = *merged(z, run.n);
   Layout dst;
   std::vector<DimAxes> dims;
-  for (AxisId n : g.batch) {
+  for (AxisId n : run.batch) {
     const AtomDim& a = z.at(n);
     dst.shape.push_back(a.length);
     dst.strides.push_back(a.stride);
@@ -253,12 +338,13 @@ AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& neede
   }
   dst.shape.insert(dst.shape.end(), {zm.length, zn.length});
   dst.strides.insert(dst.strides.end(), {zm.stride, zn.stride});
-  dims.push_back(g.m);
-  dims.push_back(g.n);
-  const int a = matrix_view(b, x, g.batch, g.m, g.k);
-  const int bb = matrix_view(b, y, g.batch, g.k, g.n);
+  dims.push_back(run.m);
+  dims.push_back(run.n);
+  const int a = matrix_view(b, x, y, run.batch, run.m, run.k);
+  const int bb = matrix_view(b, y, x, run.batch, run.k, run.n);
   const int out = b.new_temp_value(dst.shape, dst.strides, dims);
-  b.add_step(ContractStep{a, bb, out, static_cast<int>(g.batch.size()), kind, g.k});
+  const ContractStep::Kind run_kind = run.batch.empty() ? kind : kind_of(length_of(x, run.m), length_of(y, run.n), lk, true);
+  b.add_step(ContractStep{a, bb, out, static_cast<int>(run.batch.size()), run_kind, run.k});
   z.buffer = b.value(out).buffer;
   return z;
 }

@@ -16,7 +16,9 @@ namespace einexpr::detail {
 /// (reductions), then pairs are contracted in the order `order` picks for `goal` (../order;
 /// ShapeError when no order meets goal.memory_limit), each a
 /// ContractStep on operands viewed as [batch.., m, k] x [batch.., k, n]. An operand is
-/// copied only where no GEMM can read it in place. The last contraction writes `output`'s
+/// copied only where no GEMM can read it in place; where its m (n) atoms do not merge into
+/// one stride, the outermost of them become batch dims instead (the other operand read at
+/// stride 0 there) when each GEMM keeps enough work. The last contraction writes `output`'s
 /// layout directly where it can. Records the ContractionInfo and, for three or more
 /// operands, a note with the order, the search that found it, its time, and what left to
 /// right would cost. Returns the result's atoms (every atom of `output`, in some order).

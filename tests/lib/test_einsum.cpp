@@ -1,7 +1,9 @@
 // einsum against the reference; plans: GEMM classes, copies avoided, contraction order.
+#include <algorithm>
 #include <map>
 
 #include "check_op.hpp"
+#include "einexpr/codegen/backward.hpp"
 #include "data/int_wrap_numpy_values.hpp"
 
 using namespace einexpr;
@@ -123,6 +125,66 @@ TEST_CASE("einsum plans: GEMM classes, no copy of operands that fit", "[einsum][
   const Compiled g = compile_einsum("i j, j k -> i k");
   const Plan& p2 = g.plan(in2);
   CHECK(std::none_of(p2.steps.begin(), p2.steps.end(), [](const Step& s) { return std::holds_alternative<CopyStep>(s); }));
+}
+
+TEST_CASE("m or n atoms that do not merge: a batched GEMM over the outer ones reads the operand in place",
+          "[einsum][plan]") {
+  // Each GEMM keeps 64·64·64 = 2^18 multiply-adds (contract.cpp's loop_gemm_work) and the other
+  // side's free length is at most 1024 (loop_other_side), so the loop replaces the copy;
+  // TCCG's intensli0 is the first row at a smaller size.
+  struct Looped {
+    const char* pattern;
+    std::vector<Shape> shapes;
+    std::int64_t terms;
+    const char* note;  // what explain says
+  };
+  const std::vector<Looped> cases = {
+      {"a d b, c d -> c b a", {{3, 64, 64}, {64, 64}}, 64, "left [a d b] read in place by 3 GEMMs of 64x64x64, batched over [a]"},
+      {"c d, a d b -> a b c", {{64, 64}, {3, 64, 64}}, 64, "right [a d b] read in place by 3 GEMMs of 64x64x64, batched over [a]"},
+      {"a k b, c k e -> c e b a", {{2, 64, 64}, {3, 64, 64}}, 64, "batched over [c]"},
+      {"z a d b, z c d -> z c b a", {{2, 3, 64, 64}, {2, 64, 64}}, 64, "3 GEMMs of 64x64x64, batched over [a]"},
+  };
+  for (const Looped& c : cases) {
+    CAPTURE(c.pattern);
+    std::vector<Tensor> in;
+    for (std::size_t i = 0; i < c.shapes.size(); ++i) in.push_back(Tensor::randn(c.shapes[i], DType::f32, 40 + i));
+    const Compiled f = compile_einsum(c.pattern);
+    const Plan& plan = f.plan(in);
+    CHECK(std::none_of(plan.steps.begin(), plan.steps.end(), [](const Step& s) { return std::holds_alternative<CopyStep>(s); }));
+    CHECK(std::any_of(plan.notes.begin(), plan.notes.end(), [&](const std::string& n) { return n.find(c.note) != std::string::npos; }));
+    // every dtype (bf16 is staged for the GEMM, the stride-0 dims kept) and layout, against the naive loop
+    check_against_reference(
+        c.shapes, testing_support::all_numeric, c.terms,
+        [&](const auto& xs) { return einsum(std::span<const Tensor>(xs), c.pattern); },
+        [&](const auto& xs) { return reference::einsum(xs, c.pattern); });
+    // into a preallocated output of the pattern's own layout, and its gradients
+    const Tensor y = einsum(std::span<const Tensor>(in), c.pattern);
+    Tensor out = Tensor::empty(y.shape(), DType::f32);
+    einsum_into(out, std::span<const Tensor>(in), c.pattern);
+    CHECK(out.to_vector<float>() == y.to_vector<float>());
+    std::vector<Tensor> in64;
+    for (const Tensor& t : in) in64.push_back(t.to(DType::f64));
+    const Plan& p64 = f.plan(in64);
+    const std::vector<Gradient> grads = gradients(p64);
+    const Tensor y64 = einsum(std::span<const Tensor>(in64), c.pattern);
+    const Tensor dy = Tensor::randn(y64.shape(), DType::f64, 99);
+    const std::vector<Tensor> dxs = run_gradients(p64, grads, in64, y64, dy);
+    const std::vector<reference::Result> want = reference::einsum_gradients(in64, c.pattern, dy.to_vector<double>());
+    REQUIRE(dxs.size() == want.size());
+    for (std::size_t i = 0; i < dxs.size(); ++i) CHECK(reference::max_rel_error(dxs[i], want[i]) <= 1e-12);
+  }
+  // Each GEMM below the threshold (16·16·16 multiply-adds), or the other side longer than 1024
+  // (a GEMM bound by its arithmetic, where the copy costs little): the operand is copied.
+  auto copies = [](const Plan& p) {
+    return std::count_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return std::holds_alternative<CopyStep>(s); });
+  };
+  const std::vector<Tensor> small{Tensor::randn({3, 16, 16}, DType::f32, 1), Tensor::randn({16, 16}, DType::f32, 2)};
+  CHECK(copies(compile_einsum("a d b, c d -> c b a").plan(small)) == 1);
+  const std::vector<Tensor> wide{Tensor::randn({2, 8, 32}, DType::f32, 3), Tensor::randn({1100, 8}, DType::f32, 4)};
+  const Plan& pw = compile_einsum("a d b, c d -> c b a").plan(wide);  // 32·1100·8 multiply-adds a GEMM
+  CHECK(copies(pw) == 1);
+  CHECK(reference::max_rel_error(einsum(std::span<const Tensor>(wide), "a d b, c d -> c b a"),
+                                 reference::einsum(wide, "a d b, c d -> c b a")) <= reference::tolerance(DType::f32, 8));
 }
 
 TEST_CASE("a three-operand chain contracts in the cheap order", "[einsum][plan]") {
