@@ -203,7 +203,7 @@ constexpr std::int64_t loop_gemm_work = std::int64_t{1} << 18;
 /// passes over the operand, then the GEMM's read) costs as much as the GEMM, while with n in
 /// the thousands the GEMM is bound by its arithmetic, the copy is noise, and thinner GEMMs lose.
 /// TCCG on Zen 5 (bench/RESULTS.md): n = 24-384 gained 9-45% from the loop, n = 7056 lost 12%,
-/// n = 8000-9600 (k = 24, a 0.9 MB copy against a 368 MB output) lost 30-50%.
+/// n = 8000-9600 (k = 24, a 0.9 MB copy against a 368 MB output) lost 28-49% on six of 18.
 constexpr std::int64_t loop_other_side = 1024;
 /// ...and the matrix each GEMM reads in place (rest x k, at the operand's strides) at most this
 /// many bytes: intensli6's 62208x48 f32 matrices (12 MB, columns 243 KB apart) lost 8% to the
