@@ -103,8 +103,8 @@ void check_indices(const std::byte* base, const Layout& view, DType dtype, std::
 /// Fetches the 64-byte line at p into every cache level. Not __builtin_prefetch: GCC 12 (-O2 and
 /// up) deletes a loop whose only effect is that builtin (it has no side effects, and the loop
 /// provably ends), which is how get_at's row prefetch went missing from its kernel for a while
-/// (no prefetch instruction in the object; the gather at 1.5 ms against 1.1 ms with them, one
-/// thread, Zen 5). A volatile asm cannot be deleted.
+/// (no prefetch instruction in the object; GPT-2's lookup on one thread, Zen 5: 1.52 ms without,
+/// 1.29 ms with). A volatile asm cannot be deleted.
 inline void prefetch_line(const std::byte* p) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   asm volatile("prefetcht0 %0" : : "m"(*p));
@@ -185,9 +185,9 @@ Kernel gather_kernel(const GatherStep& step, const Operand& src, const Operand& 
   // gathered row starts where no hardware prefetcher looks; 1, 2, 4 and 8 rows ahead of a 3 KB
   // row measured 1.69, 1.69, 1.12 and 1.10 ms for GPT-2's lookup against a 1.14 ms memcpy), the
   // first eight at the piece's start and none past its end (those rows are another piece's,
-  // maybe another thread's: 0.80-0.94 -> 0.96-1.03 of a memcpy of the bytes on Zen 5, in a
-  // probe); a large output is written with streaming stores (no read for ownership of lines
-  // written whole).
+  // maybe another thread's; in a probe with its calls in random order the two ran within noise
+  // of each other); a large output is written with streaming stores (no read for ownership of
+  // lines written whole).
   const bool rows = nest.shape.size() == 2 && nest.strides[0][1] == 1 && nest.strides[1][1] == 1 &&
                     nest.strides[2][1] == 0 && nest.strides[1][0] == 0;
   if (rows) {
