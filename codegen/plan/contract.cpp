@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "einexpr/runtime/error.hpp"
+#include "einexpr/runtime/layout.hpp"
 #include "order/order.hpp"
 #include "plan/matrix_map.hpp"
 
@@ -26,12 +27,6 @@ struct Merged {
   std::int64_t length = 1;
   std::int64_t stride = 1;
 };
-
-/// a·b, or INT64_MAX where that overflows (lengths may be huge where a plan is only costed).
-std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
-}
 
 bool contains(const Axes& set, AxisId id) { return std::find(set.begin(), set.end(), id) != set.end(); }
 

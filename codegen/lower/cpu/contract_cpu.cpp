@@ -12,7 +12,6 @@
 //   generic              a strided loop over (B.., m, n) with the k sum innermost per output
 //                        row, for Hadamard-like shapes where a GEMM call per element wastes.
 #include <algorithm>
-#include <limits>
 #include <array>
 #include <string>
 #include <vector>
@@ -103,13 +102,6 @@ void restage(const Workspace& ws, const GemmOperand& op, DType dtype, DType gemm
   } else {
     convert_strided(value, op.stage_value, dtype, gemm, op.stage_gemm, gemm_dtype);
   }
-}
-
-/// a·b, or INT64_MAX where that overflows: a work estimate, only compared with thresholds (a
-/// GEMM of m·n·k past 2^63 is lowered when it is planned, though no run could finish it).
-std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
 }
 
 struct BatchedGemm {

@@ -22,6 +22,7 @@
 
 #include "cpu_kernels.hpp"
 #include "element.hpp"
+#include "prefetch.hpp"
 #include "strided_loop.hpp"
 #include "vec_math.hpp"
 
@@ -98,19 +99,6 @@ void check_indices(const std::byte* base, const Layout& view, DType dtype, std::
       else index[i] = 0;
   }
   throw InternalError("check_indices: a bad index found and lost", __FILE__, __LINE__);
-}
-
-/// Fetches the 64-byte line at p into every cache level. Not __builtin_prefetch: GCC 12 (-O2 and
-/// up) deletes a loop whose only effect is that builtin (it has no side effects, and the loop
-/// provably ends), which is how get_at's row prefetch went missing from its kernel for a while
-/// (no prefetch instruction in the object; GPT-2's lookup on one thread, Zen 5: 1.52 ms without,
-/// 1.29 ms with). A volatile asm cannot be deleted.
-inline void prefetch_line(const std::byte* p) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  asm volatile("prefetcht0 %0" : : "m"(*p));
-#else
-  __builtin_prefetch(p);
-#endif
 }
 
 /// Copies `len` elements of `es` bytes from src (stride ss) to dst (stride ds), in elements.

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "prefetch.hpp"
 #include "vec_math_kernels.hpp"
 
 namespace einexpr::cpu::vec {
@@ -271,7 +272,7 @@ struct EntropyRows {
   /// in the caches 1.5-2.5% slower with it, hence only where the rows are far.
   static void prefetch_ahead(const T* x) {
     const std::uintptr_t next = reinterpret_cast<std::uintptr_t>(x) + 4096;
-    for (std::uintptr_t b = 0; b < 2 * w * sizeof(T); b += 64) __builtin_prefetch(reinterpret_cast<const void*>(next + b));
+    for (std::uintptr_t b = 0; b < 2 * w * sizeof(T); b += 64) prefetch_line(reinterpret_cast<const void*>(next + b));
   }
 
   /// Whether every lane of lo (the least x - m seen) and hi (the largest) is in exp_near_max's

@@ -38,6 +38,12 @@ std::int64_t checked_numel(std::span<const std::int64_t> shape);
 /// a * b, throwing ShapeError("...overflows...") instead of wrapping.
 std::int64_t checked_mul(std::int64_t a, std::int64_t b);
 std::int64_t checked_add(std::int64_t a, std::int64_t b);
+/// a * b, or INT64_MAX where that overflows: for work estimates only compared with thresholds
+/// (a plan of huge lengths is made and costed though no run could finish it).
+inline std::int64_t saturating_mul(std::int64_t a, std::int64_t b) noexcept {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 /// The strides that let `new_shape` view the elements of (shape, strides) in row-major
 /// order without copying (torch's computeStride), or nullopt where no such strides exist.
