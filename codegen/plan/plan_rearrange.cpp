@@ -230,7 +230,10 @@ Plan plan_split(const ast::Pattern& pattern, const Layout& input, DType dtype, c
   AtomView atoms = r.input.permuted(detail::flatten(r.output));
   atoms.value = -1;
   atoms.offset = checked_mul(begin, input.strides.empty() ? 0 : input.strides[static_cast<std::size_t>(d)]);
-  if (begin == 0 && atoms.dims == r.input.dims && slice == input) atoms.value = 0;
+  // The input value itself only where the part is the whole input and the atoms lay it out
+  // exactly: a unit dim the output drops ("b (q + k) 1 -> b k" with q = 0) has no atom, so
+  // the atoms' layout is not the input's and a copy must read a view of it.
+  if (begin == 0 && atoms.dims == r.input.dims && slice == input && atoms.layout() == input) atoms.value = 0;
   const int out = place(b, atoms, r.output, copy,
                         "rearrange '" + pattern.text + "' (output " + std::to_string(output + 1) + ")");
   b.set_slice(SliceInfo{whole, len, output});

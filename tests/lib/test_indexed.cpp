@@ -480,6 +480,30 @@ TEST_CASE("a copied split: its outputs copied in one pass over the input, the by
   require_same_bytes(parts[1], packed.slice(1, 4, 9));
 }
 
+TEST_CASE("a split part that is the whole dim, beside a unit dim the outputs drop, under every copy policy",
+          "[indexed]") {
+  // fuzz_plan (corpus/plan/crash_split_whole_part_drops_unit_dim): with q = 0 the k part is
+  // the whole input, whose trailing unit dim has no atom; the plan copied from the input value
+  // itself (5 dims into 4: "a copy changes shape", an InternalError).
+  const Tensor x = Tensor::randn({5, 4, 3, 2, 1}, DType::f32, 21).to(DType::bf16);
+  const Tensor xt = Tensor::randn({2, 3, 4, 5, 1}, DType::f32, 22).permute({3, 2, 1, 0, 4});
+  for (const Tensor& in : {x, xt}) {
+    const Tensor want = rearrange(in, "b1 b2 b3 k 1 -> b1 b2 b3 k", {}, Copy::always);
+    const char* pattern = "b1 b2 b3 (q + k) 1 -> b1 b2 b3 q, b1 b2 b3 k";
+    for (const Copy copy : {Copy::if_needed, Copy::always, Copy::never}) {
+      CAPTURE(static_cast<int>(copy), in.is_contiguous());
+      const AxisLengths lengths{{"q", 0}, {"k", 2}};
+      const std::vector<Tensor> parts = split(in, pattern, lengths, copy);
+      REQUIRE(parts.size() == 2);
+      CHECK(parts[0].shape() == Shape{5, 4, 3, 0});
+      require_same_bytes(parts[1], want);
+      require_same_bytes(apply(OpSpec::rearrange(lengths, copy, 1), {in}, pattern), want);
+      if (copy == Copy::always) CHECK_FALSE(parts[1].same_storage(in));
+      if (copy == Copy::never) CHECK(parts[1].same_storage(in));
+    }
+  }
+}
+
 TEST_CASE("concatenation, split, pack and unpack whose joined dim has length 1: gradients", "[indexed][backward]") {
   // A joined dim of length 1 is an anonymous axis of length 1, which no atom of the plan
   // names: the gradients found no joined axis in X (an InternalError, fuzz_order's and
