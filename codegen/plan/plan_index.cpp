@@ -63,6 +63,19 @@ AtomView new_contiguous(PlanBuilder& b, const Axes& atoms, std::optional<DType> 
   return v;
 }
 
+/// An indexed axis of length 0 has no index in range: refused here, with the IndexError the
+/// kernel would raise for the first index, when there is an index to look up (`over`, the
+/// atoms the step walks, holds elements). The step's row view would otherwise reach past the
+/// empty table. With no index at all the op plans (an empty result, as torch's).
+void check_rows(const char* op, const ast::Pattern& pattern, const PlanBuilder& b, AxisId indexed, const Axes& over) {
+  if (b.axes().length(indexed) != 0) return;
+  std::int64_t n = 1;
+  for (AxisId id : over) n = saturating_mul(n, b.axes().length(id));
+  if (n == 0) return;
+  throw IndexError(std::string(op) + " '" + pattern.text + "': the indexed axis " + b.axes().name(indexed) +
+                   " has length 0, so no index is in range [0, 0); nothing was written");
+}
+
 }  // namespace
 
 Plan plan_get_at(const ast::Pattern& pattern, std::span<const Layout> inputs, DType dtype, DType index_dtype,
@@ -76,6 +89,7 @@ Plan plan_get_at(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
   const AxisId indexed = b.axes().find(bracketed_name(pattern, pattern.operands[0]));
   const AtomDim row = r.inputs[0].at(indexed);
   const Axes out = detail::flatten(r.output);
+  check_rows("get_at", pattern, b, indexed, out);
   const AtomView src = b.emit(broadcast(b, r.inputs[0], out));
   const AtomView index = b.emit(broadcast(b, r.inputs[1], out));
   const AtomView dst = new_contiguous(b, out);
@@ -100,6 +114,7 @@ Plan plan_add_at(const ast::Pattern& pattern, std::span<const Layout> inputs, DT
   const AtomView acc = b.materialize(table, table.ids());
   const AtomDim row = acc.at(indexed);
   Axes updates_order = r.inputs[2].ids();
+  check_rows("add_at", pattern, b, indexed, updates_order);
   const AtomView at = b.emit(broadcast(b, acc, updates_order));
   const AtomView index = b.emit(broadcast(b, r.inputs[1], updates_order));
   const int updates = b.emit(r.inputs[2]).value;

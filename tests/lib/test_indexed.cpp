@@ -347,6 +347,23 @@ TEST_CASE("indexed ops: bad indices are IndexErrors naming the position and valu
   // A float index tensor is a DTypeError naming the operand.
   CHECK_THROWS_MATCHES(get_at(table, Tensor::zeros({2}, DType::f32), "[v] d, n -> n d"), DTypeError,
                        MessageHas({"operand 2 holds the indices", "i64 or i32, not f32"}));
+  // An empty table has no row in range (fuzz_plan: corpus/plan/crash_get_at_empty_table; its
+  // plan's row view reached past the table, an InternalError): the IndexError torch raises
+  // too, from the planner. With no index to look up, the result is empty.
+  const Tensor empty = Tensor::randn({0, 3}, DType::f32, 4);
+  CHECK_THROWS_MATCHES(get_at(empty, bad, "[v] d, b s -> b s d"), IndexError,
+                       MessageHas({"the indexed axis v has length 0", "no index is in range [0, 0)"}));
+  CHECK_THROWS_MATCHES(add_at(empty, bad, upd, "[v] d, b s, b s d -> [v] d"), IndexError,
+                       MessageHas({"the indexed axis v has length 0", "nothing was written"}));
+  const Tensor none = Tensor::from_vector(std::vector<std::int64_t>{}, {2, 0});
+  CHECK(get_at(empty, none, "[v] d, b s -> b s d").shape() == Shape{2, 0, 3});
+  CHECK(add_at(empty, none, Tensor::randn({2, 0, 3}, DType::f32, 5), "[v] d, b s, b s d -> [v] d").shape() ==
+        Shape{0, 3});
+  // The fuzzer's case: the table a [0, 2] view of strides [1, 1], the indices strided.
+  const Tensor strided_index = Tensor::from_vector(std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {10})
+                                   .as_strided({2, 1}, {9, 3}, 0);
+  CHECK_THROWS_AS(get_at(Tensor::randn({0, 2}, DType::f32, 6).to(DType::f8_e4m3), strided_index, "[v]b , b a -> a b"),
+                  IndexError);
 }
 
 TEST_CASE("indexed and concatenation patterns: errors with their carets", "[indexed]") {
