@@ -20,20 +20,28 @@ endif()
 
 # EINEXPR_SANITIZE: OFF, ON (= address,undefined), address, undefined, thread, or a
 # comma-separated list. EINEXPR_BUILD_FUZZ adds libFuzzer's coverage instrumentation to every
-# target (and ASan + UBSan unless another sanitizer is named); it needs clang.
+# target (and ASan + UBSan unless another sanitizer is named, or "none": coverage alone, for
+# a campaign's throughput; fuzz/README.md); it needs clang.
 string(TOLOWER "${EINEXPR_SANITIZE}" _einexpr_san)
+set(_einexpr_san_none OFF)
 if(_einexpr_san MATCHES "^(on|yes|true|1)$")
   set(_einexpr_san address,undefined)
+elseif(_einexpr_san STREQUAL "none")
+  if(NOT EINEXPR_BUILD_FUZZ)
+    message(FATAL_ERROR "EINEXPR_SANITIZE=none is for fuzz builds (EINEXPR_BUILD_FUZZ=ON); elsewhere say OFF")
+  endif()
+  set(_einexpr_san "")
+  set(_einexpr_san_none ON)
 elseif(_einexpr_san MATCHES "^(off|no|false|0|)$")
   set(_einexpr_san "")
 elseif(NOT _einexpr_san MATCHES "^(address|undefined|thread)(,(address|undefined))*$")
-  message(FATAL_ERROR "EINEXPR_SANITIZE must be OFF, ON, address, undefined or thread (got '${EINEXPR_SANITIZE}')")
+  message(FATAL_ERROR "EINEXPR_SANITIZE must be OFF, ON, address, undefined, thread or (fuzz builds) none (got '${EINEXPR_SANITIZE}')")
 endif()
 if(EINEXPR_BUILD_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "EINEXPR_BUILD_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++")
   endif()
-  if(_einexpr_san STREQUAL "")
+  if(_einexpr_san STREQUAL "" AND NOT _einexpr_san_none)
     set(_einexpr_san address,undefined)
   endif()
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
