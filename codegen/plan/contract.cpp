@@ -162,10 +162,15 @@ Groups classify(const AtomView& x, const AtomView& y, const Axes& needed, const 
   return g;
 }
 
+/// The product of a group's lengths. A view whose element count overflows int64 is refused as
+/// PlanBuilder::view refuses it (ShapeError, numpy's rule): an operand broadcast over '...'
+/// (2^61 against 1, beside a dim of 2^63 - 1) reached here before any view of it was made
+/// (fuzz_plan, 2026-11-29: a signed overflow).
 std::int64_t length_of(const AtomView& v, const Axes& group) {
-  std::int64_t l = 1;
-  for (AxisId n : group) l *= v.at(n).length;
-  return l;
+  std::vector<std::int64_t> lengths;
+  lengths.reserve(group.size());
+  for (AxisId n : group) lengths.push_back(v.at(n).length);
+  return checked_numel(lengths);
 }
 
 /// The result's atoms [batch.., m.., n..] with their strides: the output's layout when the
@@ -295,8 +300,7 @@ AtomView contract_pair(PlanBuilder& b, AtomView x, AtomView y, const Axes& neede
       run.m = rest_m;
       run.n = rest_n;
       auto looped = [&](const char* side, const AtomView& v, const Axes& group, const Axes& loop, const char* atoms) {
-        std::int64_t count = 1;
-        for (AxisId id : loop) count *= v.at(id).length;
+        const std::int64_t count = length_of(v, loop);
         notes.push_back(what + ": " + side + " [" + names(b, v.ids()) + "] read in place by " + std::to_string(count) +
                         " GEMMs of " + std::to_string(length_of(x, run.m)) + "x" + std::to_string(length_of(y, run.n)) +
                         "x" + std::to_string(lk) + ", batched over [" + names(b, loop) + "] (its " + atoms + " atoms [" +

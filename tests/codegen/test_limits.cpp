@@ -100,3 +100,21 @@ TEST_CASE("a broadcast view whose element count overflows is refused while plann
   const Layout small[] = {Layout::contiguous({1, 3}), Layout::contiguous({2})};
   validate(plan_einsum(p, small, DType::i64));
 }
+
+TEST_CASE("an operand broadcast past int64 elements is refused before its groups are counted", "[limits]") {
+  // Found by fuzz_plan (corpus/plan/crash_einsum_group_length_overflow): in
+  // ' i, ..., , , ..., , -> ...' one '...' is [1, 2^63 - 1, 1] and the other [2^61, 1, 1], so
+  // the output broadcasts to 2^61 x (2^63 - 1) elements. The contraction of those two counted
+  // the lengths of a broadcast group (2^61 x (2^63 - 1)) before any view of it was made: a
+  // signed overflow (UBSan). Now the ShapeError a view of that many elements gets.
+  const ast::Pattern p = checked(" i, ..., , , ..., , -> ...", Op::einsum);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max(), big = std::int64_t{1} << 61;
+  const Layout scalar = Layout::contiguous({});
+  const Layout inputs[] = {Layout{{std::int64_t{1} << 32}, {6}, 0}, Layout{{1, max, 1}, {max, 1, 1}, 0}, scalar, scalar,
+                           Layout{{big, 1, 1}, {4, 1, 1}, 0}, scalar, scalar};
+  CHECK_THROWS_MATCHES(plan_einsum(p, inputs, DType::f64), ShapeError, MessageHas({"overflows 64 bits"}));
+  // The same einsum at lengths that fit plans, and validates.
+  const Layout small[] = {Layout::contiguous({5}), Layout::contiguous({1, 3, 1}), scalar, scalar,
+                          Layout::contiguous({4, 1, 1}), scalar, scalar};
+  validate(plan_einsum(p, small, DType::f64));
+}
