@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: model, npy, parse, plan, order (default: all)
 # Environment: EINEXPR_FUZZ_JOBS=N runs N fuzzing processes per target (libFuzzer -fork);
 # EINEXPR_FUZZ_BUILD_DIR picks the build directory; EINEXPR_FUZZ_SANITIZE the sanitizers
-# (default ON = address,undefined; "undefined" alone; "none": coverage alone, 2-4x the
+# (default ON = address,undefined; "undefined" alone; "none": coverage alone, 2-3.4x the
 # executions a second for a long campaign, fuzz/README.md); EINEXPR_FUZZ_TRACE_CMP=OFF drops
 # libFuzzer's comparison tracing (fuzz_order ~1.3x faster again). New inputs go to
 # build-fuzz/fuzz/work/<t>/corpus, crashes to build-fuzz/fuzz/work/<t>/crashes/; each run
