@@ -162,10 +162,11 @@ Groups classify(const AtomView& x, const AtomView& y, const Axes& needed, const 
   return g;
 }
 
-/// The product of a group's lengths. A view whose element count overflows int64 is refused as
-/// PlanBuilder::view refuses it (ShapeError, numpy's rule): an operand broadcast over '...'
-/// (2^61 against 1, beside a dim of 2^63 - 1) reached here before any view of it was made
-/// (fuzz_plan, 2026-11-29: a signed overflow).
+/// The product of a group's lengths. Every operand's atoms were counted where '...' was
+/// broadcast (resolve_multi), so a group of them fits; counted with numpy's rule all the same
+/// (ShapeError, as PlanBuilder::view refuses a view), since before that check an operand
+/// broadcast over '...' (2^61 against 1, beside a dim of 2^63 - 1) overflowed here (fuzz_plan,
+/// 2026-11-29: a signed overflow).
 std::int64_t length_of(const AtomView& v, const Axes& group) {
   std::vector<std::int64_t> lengths;
   lengths.reserve(group.size());

@@ -215,6 +215,17 @@ MultiResolution resolve_multi(const ast::Pattern& p, std::span<const Layout> inp
       }
       ++d;
     }
+    // Each operand as the planners see it, its '...' broadcast, is counted once here with
+    // numpy's rule: an operand of a few elements can broadcast past int64 (3037000500 x 1 x 1
+    // against 1 x 2 x 2^40), and every count made from its atoms (a group merged for a GEMM,
+    // a loop's length) is then a product of a subset of lengths that fits (fuzz_plan: two
+    // signed overflows in contract.cpp before this check).
+    try {
+      (void)v.numel();
+    } catch (const ShapeError& err) {
+      throw ShapeError(operand_name(i) + " " + shape_str(inputs[i].shape) +
+                       (E > 0 ? " with '...' broadcast to " + shape_str(L) : std::string()) + ": " + err.what());
+    }
     r.inputs.push_back(std::move(v));
     r.input_dims.push_back(std::move(dims));
   }

@@ -118,3 +118,24 @@ TEST_CASE("an operand broadcast past int64 elements is refused before its groups
                           Layout::contiguous({4, 1, 1}), scalar, scalar};
   validate(plan_einsum(p, small, DType::f64));
 }
+
+TEST_CASE("an operand whose '...' broadcasts it past int64 elements is refused where operands are resolved",
+          "[limits]") {
+  // Found by fuzz_plan (corpus/plan/crash_einsum_broadcast_operand_overflow), after the case
+  // above was fixed: in '... k i, ..., b i jj k i i -> ' the first operand's '...' is
+  // [3037000500, 1, 1] and the second's [1, 2, 2^40], so the first, seen with '...' broadcast,
+  // counts 3037000500 x 2 x 2^40 elements: the contraction's merging of its m atoms multiplied
+  // them past int64 (UBSan: contract.cpp merged()). Each operand as the planner sees it is now
+  // counted once, where '...' is broadcast, with numpy's rule.
+  const ast::Pattern p = checked("... k i   , ...  , b i jj k i i -> ", Op::einsum);
+  const std::int64_t n = 3037000500, t40 = std::int64_t{1} << 40;
+  const Layout inputs[] = {Layout{{n, 1, 1, 1, 1}, {1, n, 1, n, n}, 0}, Layout{{1, 2, t40}, {0, t40, 1}, 0},
+                           Layout{{1, 1, 2, 1, 1, 1}, {2, 2, 1, 1, 1, 1}, 0}};
+  CHECK_THROWS_MATCHES(plan_einsum(p, inputs, DType::f8_e5m2), ShapeError,
+                       MessageHas({"operand 1", "'...' broadcast to [3037000500, 2, 1099511627776]",
+                                   "overflows 64 bits"}));
+  // The same einsum at lengths that fit plans, and validates.
+  const Layout small[] = {Layout::contiguous({3, 1, 1, 1, 1}), Layout::contiguous({1, 2, 4}),
+                          Layout::contiguous({1, 1, 2, 1, 1, 1})};
+  validate(plan_einsum(p, small, DType::f64));
+}
