@@ -38,6 +38,9 @@ constexpr auto caller_spin_time = std::chrono::microseconds(20);
 /// first (a quiet machine's rare interrupt costs 2 ms on one thread).
 constexpr std::int64_t first_backoff_ns = 2'000'000, longest_backoff_ns = 128'000'000;
 constexpr std::int64_t stall_memory_ns = 250'000'000;
+/// A wait for another thread's piece longer than two of the caller's own pieces by more than
+/// this is a stall (judge() below says why 1 ms).
+constexpr std::int64_t stall_margin_ns = 1'000'000;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
@@ -129,10 +132,15 @@ class Pool {
   /// After the job: did the caller wait for a piece held by a thread that was off its core?
   /// Healthy, it waits at most about one piece (the last one another thread started before
   /// the caller ran out); a stall is a scheduler slice (milliseconds). Under busy_.
+  /// The margin is stall_margin_ns, not less: a pool thread just woken from its futex holds
+  /// its piece 75-155 µs longer than its pieces take on a quiet Zen 5 guest (the vCPU's
+  /// wake-up), while a thread taken off its core holds it 4-8 ms (two compile loops beside
+  /// it); with a 50 µs margin the first shared job after every backoff was judged a stall, and
+  /// the backoff stayed at its 128 ms ceiling on a quiet machine (bench/RESULTS.md).
   void judge(std::int64_t start, std::int64_t own_done, std::int64_t mine) {
     if (mine == 0) return;  // pool threads took every piece: nothing to compare with
     const std::int64_t waited = now_ns() - own_done, per_piece = (own_done - start) / mine;
-    if (waited > 2 * per_piece + 50'000) {
+    if (waited > 2 * per_piece + stall_margin_ns) {
       const std::int64_t now = now_ns();
       stalls_.fetch_add(1, std::memory_order_relaxed);
       backoff_ns_ = now - last_stall_ns_ < stall_memory_ns ? std::min(2 * backoff_ns_, longest_backoff_ns)

@@ -11,8 +11,9 @@
 //     sleeps until that piece is done;
 //   - an idle pool thread spins for a bounded time (about 50 µs), then sleeps on a futex
 //     (std::atomic::wait), so it holds no core another process needs;
-//   - after a stall (the caller waited far longer than a piece takes for a piece another
-//     thread held: that thread was off its core), jobs run on their caller alone for 2 ms,
+//   - after a stall (the caller waited for a piece another thread held more than 1 ms past
+//     two of its own pieces: that thread was off its core; a thread just woken is late by
+//     only ~0.1 ms), jobs run on their caller alone for 2 ms,
 //     doubling (up to 128 ms) with each stall within 250 ms of the last: on a machine whose
 //     cores other work holds, einexpr runs as one thread would, not a scheduler slice
 //     slower; on a quiet one a rare stall costs 2 ms on one thread.
