@@ -229,7 +229,7 @@ std::int64_t stalls_of_one_shared_job(std::chrono::microseconds hold, int tries 
 
 }  // namespace
 
-TEST_CASE("a pool thread late by a fraction of a millisecond is no stall; one held for 30 ms is", "[parallel]") {
+TEST_CASE("a pool thread late by a fraction of a millisecond is no stall, and one held for 30 ms is one", "[parallel]") {
   // The only test here that sleeps: the judge of a stall compares times. Found on a quiet Zen 5
   // guest: a just-woken pool thread held its piece 75-155 µs past what pieces take, and with a
   // 50 µs margin every first shared job after a backoff was a stall, so the backoff never
