@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -234,7 +234,8 @@ TEST_CASE("a pool thread late by a fraction of a millisecond is no stall, and on
   // guest: a just-woken pool thread held its piece 75-155 µs past what pieces take, and with a
   // 50 µs margin every first shared job after a backoff was a stall, so the backoff never
   // ended and small jobs ran on one thread. Each direction is asked of several jobs, so that
-  // a loaded machine (a sleep that overruns, a caller that runs late) cannot fail it.
+  // a loaded machine (a sleep that overruns, a caller that runs late) fails it only if every
+  // one of them is disturbed.
   const ThreadsGuard two(2);
   bool quiet_job_passed = false;
   for (int i = 0; i < 8 && !quiet_job_passed; ++i) {
